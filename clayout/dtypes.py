@@ -1,0 +1,106 @@
+"""Data types: storage size, NumPy dtype and OpenCL storage type of each."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+
+from .errors import InvalidArgumentError
+
+
+@dataclass(frozen=True)
+class DataType:
+    """One element type.
+
+    ``bits`` is the storage size of one element (4 for the packed types, which
+    hold two elements per byte, low nibble first). ``cl_storage`` is the OpenCL
+    C type the bytes are read as: f16, bf16 and f8 are moved as raw bits and
+    converted explicitly, so no device extension is needed for them.
+    """
+
+    name: str
+    bits: int
+    numpy: np.dtype
+    cl_storage: str
+    kind: str  # "float" or "int"
+    min: float
+    max: float
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind == "int"
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+    @property
+    def packed(self) -> bool:
+        """True for the 4-bit types (two elements per byte)."""
+        return self.bits < 8
+
+    def nbytes(self, nelems: int) -> int:
+        """Bytes taken by ``nelems`` consecutive elements."""
+        return (nelems * self.bits + 7) // 8
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _float(name, np_dtype, cl_storage):
+    np_dtype = np.dtype(np_dtype)
+    info = ml_dtypes.finfo(np_dtype)
+    return DataType(name, np_dtype.itemsize * 8, np_dtype, cl_storage, "float",
+                    float(info.min), float(info.max))
+
+
+def _int(name, np_dtype, cl_storage, bits=None):
+    np_dtype = np.dtype(np_dtype)
+    info = ml_dtypes.iinfo(np_dtype)
+    return DataType(name, bits or np_dtype.itemsize * 8, np_dtype, cl_storage,
+                    "int", int(info.min), int(info.max))
+
+
+DATA_TYPES: dict[str, DataType] = {
+    dt.name: dt
+    for dt in (
+        _float("f32", np.float32, "float"),
+        _float("f16", np.float16, "ushort"),
+        _float("bf16", ml_dtypes.bfloat16, "ushort"),
+        _int("s32", np.int32, "int"),
+        _int("s8", np.int8, "char"),
+        _int("u8", np.uint8, "uchar"),
+        _float("f64", np.float64, "double"),
+        _float("f8_e5m2", ml_dtypes.float8_e5m2, "uchar"),
+        _float("f8_e4m3", ml_dtypes.float8_e4m3fn, "uchar"),
+        _int("s4", ml_dtypes.int4, "uchar", bits=4),
+        _int("u4", ml_dtypes.uint4, "uchar", bits=4),
+    )
+}
+
+#: The types every primitive serves; the others are declared for descriptors.
+CORE_TYPES = ("f32", "f16", "bf16", "s32", "s8", "u8")
+
+
+def data_type(value) -> DataType:
+    """The DataType named by ``value`` (a name, a DataType or a NumPy dtype).
+
+    Raises InvalidArgumentError for anything else.
+    """
+    if isinstance(value, DataType):
+        return value
+    if isinstance(value, str) and value in DATA_TYPES:
+        return DATA_TYPES[value]
+    np_dtype = None
+    if not isinstance(value, str):  # "f8" would read as NumPy's float64
+        try:
+            np_dtype = np.dtype(value)
+        except TypeError:
+            pass
+    if np_dtype is not None:
+        for dt in DATA_TYPES.values():
+            if dt.numpy == np_dtype:
+                return dt
+    raise InvalidArgumentError(
+        f"unknown data type {value!r}: expected one of {', '.join(DATA_TYPES)}")

@@ -1,0 +1,422 @@
+"""MemoryDesc: oneDNN's memory descriptor (the RFC's blocking descriptor), immutable."""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from .dtypes import DataType, data_type as _data_type
+from .errors import InvalidArgumentError, UnimplementedError
+from .tags import MAX_NDIMS, TagLayout, expand_tag, format_tag, parse_tag
+
+_FIELDS = ("dims", "data_type", "format_kind", "padded_dims", "padded_offsets",
+           "offset0", "strides", "inner_blks", "inner_idxs")
+
+
+def _int_tuple(values, what) -> tuple[int, ...]:
+    try:
+        out = tuple(operator.index(v) for v in values)
+    except TypeError:
+        raise InvalidArgumentError(f"{what} {values!r}: expected a sequence of integers") from None
+    return out
+
+
+def _check_dims(dims) -> tuple[int, ...]:
+    dims = _int_tuple(dims, "dims")
+    if not 1 <= len(dims) <= MAX_NDIMS:
+        raise InvalidArgumentError(
+            f"dims {dims!r}: {len(dims)} dims is outside 1..{MAX_NDIMS}")
+    if any(d < 0 for d in dims):
+        raise InvalidArgumentError(f"dims {dims!r}: a dim cannot be negative")
+    return dims
+
+
+def _round_up(value: int, block: int) -> int:
+    return -(-value // block) * block
+
+
+class MemoryDesc:
+    """A tensor's logical shape, data type and physical layout.
+
+    Build it from a format tag (``tag="nChw16c"``, any abstract tag, alias or
+    meta-tag, or ``"any"``), from strides (plain layouts, gaps allowed), from
+    both (the tag gives the inner blocks, the strides the outer dims), or from
+    neither (dense row-major). Descriptors are immutable and hashable.
+
+    Raises InvalidArgumentError for bad dims, tags, strides or data types.
+    """
+
+    __slots__ = _FIELDS + ("_hash",)
+
+    def __init__(self, dims, data_type, tag=None, strides=None):
+        dims = _check_dims(dims)
+        dt = _data_type(data_type)
+        ndims = len(dims)
+        if tag == "any":
+            if strides is not None:
+                raise InvalidArgumentError(f"strides {strides!r}: not allowed with tag 'any'")
+            self._set(dims, dt.name, "any", dims, (0,) * ndims, 0, (0,) * ndims, (), ())
+            return
+        if tag is None:
+            layout = TagLayout(tuple(range(ndims)), ())
+        else:
+            layout = parse_tag(expand_tag(tag, ndims), ndims, shown_as=tag)
+        blocks = [1] * ndims
+        for d, size in layout.blocks:
+            blocks[d] *= size
+        padded = tuple(_round_up(n, b) for n, b in zip(dims, blocks))
+        inner_size = math.prod(size for _, size in layout.blocks)
+        if strides is None:
+            dense = [0] * ndims
+            stride = inner_size
+            for d in reversed(layout.outer):
+                dense[d] = stride
+                stride *= max(1, padded[d] // blocks[d])
+            strides = tuple(dense)
+        else:
+            strides = _int_tuple(strides, "strides")
+            if len(strides) != ndims:
+                raise InvalidArgumentError(
+                    f"strides {strides!r}: {len(strides)} strides for {ndims} dims {dims!r}")
+        self._set(dims, dt.name, "blocked", padded, (0,) * ndims, 0, strides,
+                  tuple(s for _, s in layout.blocks), tuple(d for d, _ in layout.blocks))
+        self._check_strides()
+
+    # -- construction helpers -------------------------------------------------
+
+    def _set(self, *values):
+        for name, value in zip(_FIELDS, values):
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "_hash", hash(values))
+
+    @classmethod
+    def _from_fields(cls, **fields) -> "MemoryDesc":
+        md = object.__new__(cls)
+        md._set(*(fields[name] for name in _FIELDS))
+        return md
+
+    def _replace(self, **changes) -> "MemoryDesc":
+        fields = {name: getattr(self, name) for name in _FIELDS}
+        fields.update(changes)
+        return MemoryDesc._from_fields(**fields)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("MemoryDesc is immutable")
+
+    def _check_strides(self):
+        if any(s < 0 for s in self.strides):
+            raise InvalidArgumentError(f"strides {self.strides!r}: a stride cannot be negative")
+        if self.nelems() == 0:
+            return
+        # Sorted by stride, each dim must step over everything inside it.
+        spans = [(s, e) for s, e in zip(self.strides, self._outer_extents) if e > 1]
+        if self.inner_blks:
+            spans.append((1, self.inner_size))
+        spans.sort()
+        for (s0, e0), (s1, _) in zip(spans, spans[1:]):
+            if s1 < s0 * e0:
+                raise InvalidArgumentError(
+                    f"strides {self.strides!r} for dims {self.dims!r}"
+                    + (f" with inner blocks {self.inner_blks!r}" if self.inner_blks else "")
+                    + f": elements overlap, a stride of {s1} is smaller than {s0}x{e0}")
+
+    # -- derived properties ---------------------------------------------------
+
+    @property
+    def ndims(self) -> int:
+        return len(self.dims)
+
+    @property
+    def dtype(self) -> DataType:
+        """The DataType object (``data_type`` is its name)."""
+        return _data_type(self.data_type)
+
+    @property
+    def blocks(self) -> tuple[int, ...]:
+        """Per dim, the product of its inner blocks (1 for an unblocked dim)."""
+        out = [1] * self.ndims
+        for size, d in zip(self.inner_blks, self.inner_idxs):
+            out[d] *= size
+        return tuple(out)
+
+    @property
+    def inner_size(self) -> int:
+        """Elements in one innermost block (1 for plain layouts)."""
+        return math.prod(self.inner_blks)
+
+    @property
+    def _outer_extents(self) -> tuple[int, ...]:
+        return tuple(p // b for p, b in zip(self.padded_dims, self.blocks))
+
+    @property
+    def own_padded_dims(self) -> tuple[int, ...]:
+        """The padded extent that belongs to this tensor: each dim rounded up to
+        its block, within the parent's padding for a submemory."""
+        return tuple(min(_round_up(n, b), p - o) for n, b, p, o in
+                     zip(self.dims, self.blocks, self.padded_dims, self.padded_offsets))
+
+    @property
+    def is_submemory(self) -> bool:
+        return any(self.padded_offsets) or self.own_padded_dims != self.padded_dims
+
+    @property
+    def size(self) -> int:
+        """Bytes the buffer must hold (oneDNN's get_size(); offset0 not counted)."""
+        if self.format_kind == "any" or self.nelems() == 0:
+            return 0
+        span = max(e * s if e > 1 else 1 for e, s in zip(self._outer_extents, self.strides))
+        return self.dtype.nbytes(max(span, self.inner_size))
+
+    def nelems(self, padded: bool = False) -> int:
+        """Number of elements, of the padded tensor when ``padded``."""
+        return math.prod(self.padded_dims if padded else self.dims)
+
+    @property
+    def tag(self) -> str | None:
+        """The abstract tag this descriptor is a dense instance of, else None."""
+        if self.format_kind != "blocked" or self.is_submemory or self.offset0:
+            return None
+        order = sorted(range(self.ndims), key=lambda d: (-self.strides[d], d))
+        candidate = format_tag(TagLayout(tuple(order),
+                                         tuple(zip(self.inner_idxs, self.inner_blks))))
+        return candidate if self.matches_tag(candidate) else None
+
+    # -- addressing -----------------------------------------------------------
+
+    def _require_layout(self, what):
+        if self.format_kind != "blocked":
+            raise InvalidArgumentError(f"{what}: {self!r} has format 'any', which has no layout yet")
+
+    def dim_offsets(self, d: int, index):
+        """Offsets (in elements) that dim ``d`` contributes for ``index`` (int or array).
+
+        The physical offset of a logical index is ``offset0`` plus the sum over
+        the dims: the layout is separable, which the host path and kernel
+        generators rely on.
+        """
+        p = index + self.padded_offsets[d]
+        off = (p // self.blocks[d]) * self.strides[d]
+        inner_stride = 1
+        for size, idx in reversed(tuple(zip(self.inner_blks, self.inner_idxs))):
+            if idx == d:
+                off = off + (p % size) * inner_stride
+                p = p // size
+            inner_stride *= size
+        return off
+
+    def offset(self, idx, padded: bool = False) -> int:
+        """Physical element offset of the logical index ``idx``.
+
+        With ``padded`` the index may reach into the padding (up to
+        ``own_padded_dims``). Raises InvalidArgumentError for an index out of range.
+        """
+        self._require_layout(f"offset({idx!r})")
+        idx = _int_tuple(idx, "index")
+        limits = self.own_padded_dims if padded else self.dims
+        if len(idx) != self.ndims or any(not 0 <= i < n for i, n in zip(idx, limits)):
+            raise InvalidArgumentError(
+                f"index {idx!r} is out of range for {'padded ' if padded else ''}dims {limits!r}")
+        return self.offset0 + sum(int(self.dim_offsets(d, i)) for d, i in enumerate(idx))
+
+    def element_offsets(self, padded: bool = False) -> np.ndarray:
+        """Offsets of every element as an int64 array of shape dims (or own_padded_dims)."""
+        self._require_layout("element_offsets")
+        shape = self.own_padded_dims if padded else self.dims
+        out = np.full(shape, self.offset0, dtype=np.int64)
+        for d, n in enumerate(shape):
+            view = [1] * self.ndims
+            view[d] = n
+            out += self.dim_offsets(d, np.arange(n, dtype=np.int64)).reshape(view)
+        return out
+
+    # -- derived descriptors --------------------------------------------------
+
+    def submemory(self, dims, offsets) -> "MemoryDesc":
+        """A view of ``dims`` elements starting at ``offsets`` (in-place concat).
+
+        Raises InvalidArgumentError when the view leaves the tensor or splits a block.
+        """
+        self._require_layout("submemory")
+        dims = _check_dims(dims)
+        offsets = _int_tuple(offsets, "offsets")
+        if len(dims) != self.ndims or len(offsets) != self.ndims:
+            raise InvalidArgumentError(
+                f"submemory dims {dims!r} and offsets {offsets!r} must both have {self.ndims} entries")
+        for d, (n, o, parent, b) in enumerate(zip(dims, offsets, self.dims, self.blocks)):
+            if o < 0 or n + o > parent:
+                raise InvalidArgumentError(
+                    f"submemory dims {dims!r} at offsets {offsets!r} leave the "
+                    f"parent dims {self.dims!r} in dim {d}")
+            if b > 1 and (o % b or (n % b and n + o != parent)):
+                raise InvalidArgumentError(
+                    f"submemory dims {dims!r} at offsets {offsets!r} split a block of "
+                    f"{b} in dim {d}: offsets must be multiples of {b}, and so must "
+                    f"dims unless they reach the end of the parent")
+        return self._replace(
+            dims=dims,
+            padded_offsets=tuple(a + b for a, b in zip(self.padded_offsets, offsets)))
+
+    def permute_axes(self, perm) -> "MemoryDesc":
+        """The same memory seen with axes permuted: input axis i becomes axis perm[i].
+
+        Raises InvalidArgumentError if perm is not a permutation of range(ndims).
+        """
+        perm = _int_tuple(perm, "permutation")
+        if sorted(perm) != list(range(self.ndims)):
+            raise InvalidArgumentError(
+                f"permutation {perm!r} is not a permutation of 0..{self.ndims - 1}")
+
+        def move(values):
+            out = [0] * self.ndims
+            for i, v in enumerate(values):
+                out[perm[i]] = v
+            return tuple(out)
+
+        return self._replace(dims=move(self.dims), padded_dims=move(self.padded_dims),
+                             padded_offsets=move(self.padded_offsets),
+                             strides=move(self.strides),
+                             inner_idxs=tuple(perm[d] for d in self.inner_idxs))
+
+    def reshape(self, dims) -> "MemoryDesc":
+        """The same memory seen with other dims of the same element count.
+
+        Plain dense dims can be merged and split where their strides allow it;
+        blocked or padded layouts can only gain or lose dims of size 1.
+        Raises InvalidArgumentError otherwise.
+        """
+        dims = _check_dims(dims)
+        if math.prod(dims) != self.nelems():
+            raise InvalidArgumentError(
+                f"reshape to dims {dims!r} ({math.prod(dims)} elements) from "
+                f"{self.dims!r} ({self.nelems()} elements): counts differ")
+        if self.format_kind == "any":
+            return MemoryDesc(dims, self.data_type, tag="any")
+        if self.nelems() == 0:
+            return MemoryDesc(dims, self.data_type)
+        plain = not self.inner_blks and not self.is_submemory
+        # Dims of size 1 that are not blocked or padded carry no layout.
+        kept = [d for d in range(self.ndims)
+                if self.dims[d] != 1 or self.padded_dims[d] != 1 or self.padded_offsets[d]]
+        old = [self.dims[d] for d in kept]
+        new = [n for n in dims if n != 1]
+        new_strides = {}
+        if plain:
+            i = j = 0
+            while i < len(kept):
+                i2, j2 = i + 1, j + 1
+                a, b = old[i], new[j]
+                while a != b:
+                    if a < b:
+                        a *= old[i2]
+                        i2 += 1
+                    else:
+                        b *= new[j2]
+                        j2 += 1
+                for k in range(i, i2 - 1):
+                    d, e = kept[k], kept[k + 1]
+                    if self.strides[d] != self.strides[e] * self.dims[e]:
+                        raise InvalidArgumentError(
+                            f"reshape to dims {dims!r}: dims {self.dims!r} with strides "
+                            f"{self.strides!r} cannot merge dims {d} and {e}")
+                stride = self.strides[kept[i2 - 1]]
+                for k in reversed(range(j, j2)):
+                    new_strides[k] = stride
+                    stride *= new[k]
+                i, j = i2, j2
+        elif old != new:
+            raise InvalidArgumentError(
+                f"reshape to dims {dims!r}: a blocked or padded layout ({self!r}) "
+                f"can only gain or lose dims of size 1")
+        # Lay out the new dims: the kept ones keep (or get) their strides, the
+        # new dims of size 1 take the stride a dense layout would give them.
+        out = {name: [] for name in ("dims", "padded_dims", "padded_offsets", "strides")}
+        mapping = {}  # position in the new dims -> index into `kept`, None for a new 1
+        k = 0
+        for n_pos, n in enumerate(dims):
+            mapping[n_pos] = None if n == 1 else k
+            k += n != 1
+        next_stride = self.inner_size
+        for n_pos in reversed(range(len(dims))):
+            k = mapping[n_pos]
+            if k is None:
+                out["dims"].append(1)
+                out["padded_dims"].append(1)
+                out["padded_offsets"].append(0)
+                out["strides"].append(next_stride)
+                continue
+            d = kept[k]
+            stride = new_strides[k] if plain else self.strides[d]
+            out["dims"].append(dims[n_pos])
+            out["padded_dims"].append(dims[n_pos] if plain else self.padded_dims[d])
+            out["padded_offsets"].append(0 if plain else self.padded_offsets[d])
+            out["strides"].append(stride)
+            extent = dims[n_pos] if plain else self.padded_dims[d] // self.blocks[d]
+            next_stride = stride * extent
+        position = {kept[k]: n_pos for n_pos, k in mapping.items() if k is not None}
+        return self._replace(
+            **{name: tuple(reversed(values)) for name, values in out.items()},
+            inner_idxs=tuple(position[d] for d in self.inner_idxs))
+
+    def matches_tag(self, tag: str, strides=None) -> bool:
+        """True if this descriptor has the layout of ``tag`` for its dims.
+
+        ``strides`` (optional) checks the outer strides instead of the tag's
+        dense ones: -1 accepts any stride, 0 the tag's own. Strides of dims of
+        extent 1 are not compared. Raises InvalidArgumentError for a bad tag.
+        """
+        if self.format_kind != "blocked":
+            return False
+        ref = MemoryDesc(self.dims, self.data_type, tag=tag)
+        if strides is not None:
+            strides = _int_tuple(strides, "strides")
+            if len(strides) != self.ndims:
+                raise InvalidArgumentError(
+                    f"strides {strides!r}: {len(strides)} strides for {self.ndims} dims")
+        if (ref.inner_blks, ref.inner_idxs, ref.padded_dims, ref.offset0) != \
+                (self.inner_blks, self.inner_idxs, self.padded_dims, self.offset0) \
+                or any(self.padded_offsets):
+            return False
+        for d, extent in enumerate(self._outer_extents):
+            want = ref.strides[d] if strides is None or strides[d] == 0 else strides[d]
+            if want != -1 and extent > 1 and self.strides[d] != want:
+                return False
+        return True
+
+    def check_same_dims(self, other: "MemoryDesc", what: str):
+        """Raise InvalidArgumentError unless ``other`` has the same dims."""
+        if self.dims != other.dims:
+            raise InvalidArgumentError(f"{what}: dims {self.dims!r} and {other.dims!r} differ")
+
+    # -- identity -------------------------------------------------------------
+
+    def __eq__(self, other):
+        if not isinstance(other, MemoryDesc):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in _FIELDS)
+
+    def __hash__(self):
+        return self._hash
+
+    def __reduce__(self):
+        return MemoryDesc._from_fields_kw, (tuple(getattr(self, n) for n in _FIELDS),)
+
+    @staticmethod
+    def _from_fields_kw(values):
+        return MemoryDesc._from_fields(**dict(zip(_FIELDS, values)))
+
+    def __repr__(self):
+        dims = "x".join(map(str, self.dims))
+        if self.format_kind == "any":
+            layout = "any"
+        else:
+            layout = self.tag or "strides=" + "x".join(map(str, self.strides))
+            if self.inner_blks and not self.tag:
+                layout += " blocks=" + "".join(
+                    f"{s}{'abcdefghijkl'[d]}" for s, d in zip(self.inner_blks, self.inner_idxs))
+            if any(self.padded_offsets):
+                layout += " offsets=" + "x".join(map(str, self.padded_offsets))
+        return f"<MemoryDesc {dims} {self.data_type} {layout}>"
+
+
+__all__ = ["MemoryDesc", "UnimplementedError"]

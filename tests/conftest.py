@@ -1,0 +1,35 @@
+"""Engines for the tests. Under CI=true a missing OpenCL device fails the
+tests that need one; elsewhere they are skipped with the reason."""
+import os
+
+import pytest
+
+import clayout as cly
+from clayout.engine import opencl_devices
+
+
+def _opencl_engine():
+    if not opencl_devices():
+        message = "no OpenCL device (install pocl-opencl-icd)"
+        if os.environ.get("CI"):
+            pytest.fail(message + " -- CI requires one", pytrace=False)
+        pytest.skip(message)
+    return cly.Engine("opencl")
+
+
+@pytest.fixture(scope="session")
+def host_engine():
+    return cly.Engine("host")
+
+
+@pytest.fixture(scope="session")
+def cl_engine():
+    return _opencl_engine()
+
+
+@pytest.fixture(scope="session", params=["host", "opencl"])
+def engine(request):
+    """Each test that takes `engine` runs on the host and on OpenCL."""
+    if request.param == "host":
+        return cly.Engine("host")
+    return _opencl_engine()
