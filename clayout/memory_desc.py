@@ -114,8 +114,8 @@ class MemoryDesc:
         if self.inner_blks:
             spans.append((1, self.inner_size))
         spans.sort()
-        for (s0, e0), (s1, _) in zip(spans, spans[1:]):
-            if s1 < s0 * e0:
+        for (s0, e0), (s1, _) in zip([(1, 0)] + spans, spans):
+            if s1 < s0 * e0 or s1 == 0:
                 raise InvalidArgumentError(
                     f"strides {self.strides!r} for dims {self.dims!r}"
                     + (f" with inner blocks {self.inner_blks!r}" if self.inner_blks else "")
@@ -345,15 +345,19 @@ class MemoryDesc:
                 out["padded_offsets"].append(0)
                 out["strides"].append(next_stride)
                 continue
-            d = kept[k]
-            stride = new_strides[k] if plain else self.strides[d]
+            if plain:
+                stride, padded, offset, extent = new_strides[k], dims[n_pos], 0, dims[n_pos]
+            else:
+                d = kept[k]
+                stride, padded, offset = self.strides[d], self.padded_dims[d], self.padded_offsets[d]
+                extent = padded // self.blocks[d]
             out["dims"].append(dims[n_pos])
-            out["padded_dims"].append(dims[n_pos] if plain else self.padded_dims[d])
-            out["padded_offsets"].append(0 if plain else self.padded_offsets[d])
+            out["padded_dims"].append(padded)
+            out["padded_offsets"].append(offset)
             out["strides"].append(stride)
-            extent = dims[n_pos] if plain else self.padded_dims[d] // self.blocks[d]
             next_stride = stride * extent
-        position = {kept[k]: n_pos for n_pos, k in mapping.items() if k is not None}
+        position = {} if plain else {kept[k]: n_pos for n_pos, k in mapping.items()
+                                     if k is not None}
         return self._replace(
             **{name: tuple(reversed(values)) for name, values in out.items()},
             inner_idxs=tuple(position[d] for d in self.inner_idxs))

@@ -1,0 +1,1 @@
+"""The NumPy implementations: what runs when OpenCL does not."""
