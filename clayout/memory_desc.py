@@ -172,15 +172,23 @@ class MemoryDesc:
         """Number of elements, of the padded tensor when ``padded``."""
         return math.prod(self.padded_dims if padded else self.dims)
 
+    def _layout_tag(self) -> str:
+        """The tag of this descriptor's dim order and blocks (strides aside)."""
+        order = sorted(range(self.ndims), key=lambda d: (-self.strides[d], d))
+        return format_tag(TagLayout(tuple(order), tuple(zip(self.inner_idxs, self.inner_blks))))
+
     @property
     def tag(self) -> str | None:
         """The abstract tag this descriptor is a dense instance of, else None."""
         if self.format_kind != "blocked" or self.is_submemory or self.offset0:
             return None
-        order = sorted(range(self.ndims), key=lambda d: (-self.strides[d], d))
-        candidate = format_tag(TagLayout(tuple(order),
-                                         tuple(zip(self.inner_idxs, self.inner_blks))))
+        candidate = self._layout_tag()
         return candidate if self.matches_tag(candidate) else None
+
+    def dense_like(self, data_type) -> "MemoryDesc":
+        """A dense descriptor of the same dims, dim order and blocks, of ``data_type``."""
+        self._require_layout("dense_like")
+        return MemoryDesc(self.dims, data_type, tag=self._layout_tag())
 
     # -- addressing -----------------------------------------------------------
 

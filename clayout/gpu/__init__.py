@@ -1,0 +1,1 @@
+"""Everything that generates, builds and launches OpenCL kernels."""

@@ -1,0 +1,167 @@
+"""Kernel plans: everything a generated reorder/shuffle kernel bakes in, as plain data.
+
+A plan walks the destination in its own physical order (its "levels": each
+outer dim, then each inner block, outermost first), so consecutive work-items
+write consecutive addresses. Each work-item handles ``vec`` consecutive
+elements of the innermost level. The source offset of an element is the sum
+of per-dim terms (the layout is separable), each with its blocks and strides
+as constants, so divisions are by constants only.
+
+Nothing here touches OpenCL: plans can be made and rendered without a device.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..attr import Attr
+from ..dtypes import DataType
+from ..memory_desc import MemoryDesc
+
+LETTERS = "abcdefghijkl"
+
+
+@dataclass(frozen=True)
+class Level:
+    """One loop of the destination's physical order.
+
+    ``dims`` has one logical dim, or several merged dims that move together in
+    both layouts (then ``src_stride`` is their common source stride). ``mult``
+    is what one step of this level adds to its dim's logical index.
+    """
+
+    dims: tuple[int, ...]
+    extent: int
+    dst_stride: int
+    mult: int
+    src_stride: int | None = None
+
+    @property
+    def merged(self) -> bool:
+        return self.src_stride is not None
+
+
+@dataclass(frozen=True)
+class KernelPlan:
+    """A reorder (or shuffle) kernel: the descriptors, attribute kinds and loops."""
+
+    src_md: MemoryDesc
+    dst_md: MemoryDesc
+    attr_kinds: tuple
+    shuffle: tuple[int, int] | None   # (axis, group): read the axis in shuffled order
+    levels: tuple[Level, ...]
+    vec: int
+    items: int                        # work-items that do something
+    wide_index: bool                  # 64-bit offsets
+    compute: str                      # "float" or "double"
+    linear: frozenset                 # dims whose source offset the levels carry
+
+    @property
+    def key(self):
+        """What makes two kernels the same program."""
+        return (self.src_md, self.dst_md, self.attr_kinds, self.shuffle)
+
+    @property
+    def name(self) -> str:
+        kind = "shuffle" if self.shuffle else "reorder"
+        return f"{kind}_{self.src_md.data_type}_{self.dst_md.data_type}"
+
+
+def _dst_levels(md: MemoryDesc) -> list[Level]:
+    """The destination's loops, outermost first, over its own padded extent."""
+    blocks = md.blocks
+    own = md.own_padded_dims
+    order = sorted(range(md.ndims), key=lambda d: (-md.strides[d], d))
+    levels = [Level((d,), own[d] // blocks[d], md.strides[d], blocks[d]) for d in order]
+    stride = 1
+    inner = []
+    mult = [1] * md.ndims
+    for size, d in reversed(tuple(zip(md.inner_blks, md.inner_idxs))):
+        inner.append(Level((d,), size, stride, mult[d]))
+        mult[d] *= size
+        stride *= size
+    return levels + inner[::-1]
+
+
+def plan_kernel(src_md: MemoryDesc, dst_md: MemoryDesc, attr: Attr | None,
+                shuffle: tuple[int, int] | None = None) -> KernelPlan:
+    """Plan the kernel that reorders ``src_md`` into ``dst_md``."""
+    kinds = attr.kinds() if attr is not None else (None, None, None, None, False)
+    special = set()  # dims whose logical index the kernel needs on its own
+    for mask in kinds[:4]:
+        special |= {d for d in range(dst_md.ndims) if mask and mask >> d & 1}
+    if shuffle is not None:
+        special.add(shuffle[0])
+    special |= {d for d in range(dst_md.ndims) if dst_md.own_padded_dims[d] != dst_md.dims[d]}
+
+    # A dim the source does not block, and the kernel needs no index of, is
+    # linear: each destination loop over it steps the source by a constant.
+    linear = {d for d in range(src_md.ndims) if src_md.blocks[d] == 1 and d not in special}
+    levels = []
+    for level in _dst_levels(dst_md):
+        if level.extent == 1:
+            continue  # a loop of one step adds nothing
+        (d,) = level.dims
+        if d in linear:
+            level = Level(level.dims, level.extent, level.dst_stride, level.mult,
+                          level.mult * src_md.strides[d])
+        prev = levels[-1] if levels else None
+        if (level.merged and prev is not None and prev.merged
+                and prev.dst_stride == level.dst_stride * level.extent
+                and prev.src_stride == level.src_stride * level.extent):
+            levels[-1] = Level(prev.dims + level.dims, prev.extent * level.extent,
+                               level.dst_stride, 1, level.src_stride)
+        else:
+            levels.append(level)
+    if not levels:
+        levels.append(Level((0,), 1, 0, 1, 0 if 0 in linear else None))
+    inner = levels[-1].extent
+    vec = next(v for v in (16, 8, 4, 2, 1) if inner % v == 0)
+    items = math.prod(lv.extent for lv in levels) // vec
+    span = max(src_md.size // max(1, src_md.dtype.bits // 8) + src_md.offset0,
+               dst_md.size // max(1, dst_md.dtype.bits // 8) + dst_md.offset0,
+               items * vec)
+    compute = "double" if "f64" in (src_md.data_type, dst_md.data_type) else "float"
+    return KernelPlan(src_md, dst_md, kinds, shuffle, tuple(levels), vec, items,
+                      span >= 2**31, compute, frozenset(linear))
+
+
+# -- C expressions --------------------------------------------------------------
+
+def dim_offset_expr(md: MemoryDesc, d: int, index: str) -> str:
+    """C expression: the offset (elements) dim ``d`` of ``md`` adds at logical ``index``."""
+    p = f"({index} + {md.padded_offsets[d]})" if md.padded_offsets[d] else index
+    terms = []
+    blocks = md.blocks[d]
+    if md.strides[d] and md.own_padded_dims[d] > blocks:
+        outer = f"({p} / {blocks})" if blocks > 1 else p
+        terms.append(f"{outer} * {md.strides[d]}" if md.strides[d] != 1 else outer)
+    inner_stride, divisor = 1, 1
+    for size, idx in reversed(tuple(zip(md.inner_blks, md.inner_idxs))):
+        if idx == d:
+            q = f"({p} / {divisor})" if divisor > 1 else p
+            term = f"({q} % {size})"
+            terms.append(f"{term} * {inner_stride}" if inner_stride != 1 else term)
+            divisor *= size
+        inner_stride *= size
+    return " + ".join(terms) if terms else "0"
+
+
+def scale_index_expr(mask: int, dims: tuple[int, ...], index: list[str]) -> str:
+    """C expression: the position of an element's value in a per-slice array."""
+    terms, stride = [], 1
+    for d in reversed(range(len(dims))):
+        if mask >> d & 1:
+            terms.append(f"{index[d]} * {stride}" if stride != 1 else index[d])
+            stride *= dims[d]
+    return " + ".join(reversed(terms)) if terms else "0"
+
+
+def describe(md: MemoryDesc) -> str:
+    """A short comment-friendly description of a descriptor."""
+    return f"{md.data_type} {md.tag or 'strides ' + 'x'.join(map(str, md.strides))} " \
+           f"{'x'.join(map(str, md.dims))}"
+
+
+def dt_of(md: MemoryDesc) -> DataType:
+    return md.dtype

@@ -1,0 +1,184 @@
+"""Render a KernelPlan into OpenCL C with the Mako templates (no device needed)."""
+from __future__ import annotations
+
+import functools
+import pathlib
+
+from mako.exceptions import text_error_template
+from mako.template import Template
+
+from ..errors import UnimplementedError
+from .plan import LETTERS, KernelPlan, describe, dim_offset_expr, scale_index_expr
+
+TEMPLATES = pathlib.Path(__file__).resolve().parents[1] / "templates"
+
+# OpenCL storage type of each data type the kernels serve.
+STORAGE = {"f32": "float", "f64": "double", "f16": "ushort", "bf16": "ushort",
+           "s32": "int", "s8": "char", "u8": "uchar"}
+INT_CL = {"s32": "int", "s8": "char", "u8": "uchar"}
+
+
+@functools.lru_cache(maxsize=None)
+def _template(name: str) -> Template:
+    return Template(filename=str(TEMPLATES / name), strict_undefined=True)
+
+
+def render_template(template: str, **values) -> str:
+    """Render a template; an error names the template and shows the values it got."""
+    try:
+        return _template(template).render(**values)
+    except Exception as exc:
+        shown = "\n".join(f"  {k} = {v!r}" for k, v in sorted(values.items()))
+        raise RuntimeError(f"rendering {template} failed: {exc}\nwith values:\n{shown}\n"
+                           f"{text_error_template().render()}") from exc
+
+
+def _load(dt: str, ptr: str, off: str, ct: str) -> str:
+    """C expression: element ``off`` of ``ptr`` (type dt) as compute type ``ct``."""
+    if dt in INT_CL:
+        return f"convert_{ct}({ptr}[{off}])"
+    value = {"f32": f"{ptr}[{off}]", "f64": f"{ptr}[{off}]",
+             "f16": f"vload_half({off}, (__global const half *){ptr})",
+             "bf16": f"bf16_to_float({ptr}[{off}])"}[dt]
+    return value if ct == "float" or dt == "f64" else f"(double){value}"
+
+
+def _store(dt: str, off: str, x: str, ct: str) -> str:
+    """C statement: store compute-type value ``x`` as dt at dst[off]."""
+    if dt == "f16":
+        return f"vstore_half_rte({x}, {off}, (__global half *)dst);"
+    if dt == "bf16":
+        return f"dst[{off}] = {'float_to_bf16' if ct == 'float' else 'double_to_bf16'}({x});"
+    if dt in ("f32", "f64"):
+        return f"dst[{off}] = {x};" if STORAGE[dt] == ct else f"dst[{off}] = convert_float({x});"
+    if dt == "s32" and ct == "float":  # the largest f32 below 2^31; NaN falls through to 0
+        x = f"({x} > 2147483520.0f ? 2147483520.0f : {x})"
+    return f"dst[{off}] = convert_{INT_CL[dt]}_sat_rte({x});"
+
+
+def render_kernel(plan: KernelPlan) -> tuple[str, str, list[str]]:
+    """OpenCL C source, kernel name, and the names of the arguments after src and dst.
+
+    An argument named ``src_scale`` (a number) or ``src_scales`` (a buffer of
+    per-slice values), likewise ``dst_scale(s)``, ``src_zp(s)``, ``dst_zp(s)``
+    and ``beta``.
+    """
+    src, dst = plan.src_md, plan.dst_md
+    for md in (src, dst):
+        if md.data_type not in STORAGE:
+            raise UnimplementedError(f"{md!r}: OpenCL kernels for {md.data_type} are not generated yet")
+    idx = "ulong" if plan.wide_index else "uint"
+    u = "UL" if plan.wide_index else "u"
+    ct = plan.compute
+    levels = plan.levels
+    last = len(levels) - 1
+    inner = levels[last]
+    chunks = inner.extent // plan.vec
+
+    def name(j):
+        return f"l{j}" if j != last else f"l{j}c"
+
+    # Split the work-item number into one index per loop, innermost first.
+    setup = [f"{idx} rest = item;"]
+    for j in range(last, -1, -1):
+        extent = chunks if j == last else levels[j].extent
+        if j == 0:
+            setup.append(f"const {idx} {name(j)} = rest;")
+        else:
+            setup += [f"const {idx} {name(j)} = rest % {extent}{u};", f"rest /= {extent}{u};"]
+    # Logical indices of the dims the kernel needs (the others ride on the loops).
+    needed = [d for d in range(dst.ndims) if d not in plan.linear]
+    index = {}
+    for d in needed:
+        parts = [f"{name(j)} * {lv.mult}{u}" if lv.mult != 1 else name(j)
+                 for j, lv in enumerate(levels[:last]) if lv.dims == (d,)]
+        if inner.dims == (d,) and not inner.merged:
+            mult = inner.mult * plan.vec
+            parts.append(f"{name(last)} * {mult}{u}" if mult != 1 else name(last))
+        setup.append(f"const {idx} i{d}_base = {' + '.join(parts) if parts else '0'};")
+        index[d] = f"i{d}"
+
+    def src_index(d):
+        if plan.shuffle and plan.shuffle[0] == d:
+            rows = src.dims[d] // plan.shuffle[1]
+            return f"((i{d} % {rows}{u}) * {plan.shuffle[1]}{u} + i{d} / {rows}{u})"
+        return f"i{d}"
+
+    dst_const = dst.offset0 + sum((po // b) * s for po, b, s in
+                                  zip(dst.padded_offsets, dst.blocks, dst.strides))
+    src_const = src.offset0 + sum(src.padded_offsets[d] * src.strides[d] for d in plan.linear)
+    d_terms = [f"{name(j)} * {lv.dst_stride}{u}" for j, lv in enumerate(levels[:last])]
+    d_terms.append(f"{name(last)} * {plan.vec * inner.dst_stride}{u}")
+    s_terms = [f"{name(j)} * {lv.src_stride}{u}" for j, lv in enumerate(levels[:last]) if lv.merged]
+    if inner.merged:
+        s_terms.append(f"{name(last)} * {plan.vec * inner.src_stride}{u}")
+    setup.append(f"const {idx} d_base = {dst_const}{u} + {' + '.join(d_terms)};")
+    setup.append(f"const {idx} s_base = {src_const}{u}{''.join(' + ' + t for t in s_terms)};")
+
+    per_element = [f"const {idx} i{d} = i{d}_base"
+                   + (f" + k * {inner.mult}{u};" if inner.dims == (d,) and not inner.merged else ";")
+                   for d in needed]
+    s_dims = [f"({dim_offset_expr(src, d, src_index(d))})" for d in needed]
+    s_step = [f"k * {inner.src_stride}{u}"] if inner.merged else []
+    per_element.append(f"const {idx} s_off = s_base" + "".join(" + " + t for t in s_step + s_dims) + ";")
+    per_element.append(f"const {idx} d_off = d_base + k * {inner.dst_stride}{u};")
+    padding = " || ".join(f"i{d} >= {dst.dims[d]}{u}" for d in needed
+                          if dst.own_padded_dims[d] != dst.dims[d])
+
+    # The conversion, in the order of DESIGN.md's formula.
+    src_scale, dst_scale, src_zp, dst_zp, has_sum = plan.attr_kinds
+    params, convert = [], []
+    sdt, ddt = src.data_type, dst.data_type
+    helpers = set()
+    if "bf16" in (sdt, ddt):
+        helpers.add("bf16")
+    if ddt == "bf16" and ct == "double":
+        helpers.add("bf16_from_double")
+    no_attr = plan.attr_kinds == (None, None, None, None, False)
+    names = [index.get(d, "0") for d in range(dst.ndims)]
+
+    def value(kind, pname, ctype):
+        if kind == 0:
+            params.append(f"const {ctype} {pname}")
+            return f"({ct}){pname}"
+        params.append(f"__global const {ctype} *restrict {pname}s")
+        return f"({ct}){pname}s[{scale_index_expr(kind, dst.dims, names)}]"
+
+    if no_attr and sdt == ddt:
+        convert.append("dst[d_off] = src[s_off];  // same type: a bit copy")
+    elif no_attr and sdt in INT_CL and ddt in INT_CL:
+        convert.append(f"dst[d_off] = convert_{INT_CL[ddt]}_sat(src[s_off]);")
+    else:
+        convert.append(f"{ct} x = {_load(sdt, 'src', 's_off', ct)};")
+        if src_zp is not None:
+            convert.append(f"x = x - {value(src_zp, 'src_zp', 'int')};")
+        if src_scale is not None:
+            convert.append(f"x = {value(src_scale, 'src_scale', 'float')} * x;")
+        zp = value(dst_zp, "dst_zp", "int") if dst_zp is not None else None
+        if has_sum:
+            params.append("const float beta")
+            convert.append(f"{ct} old = {_load(ddt, 'dst', 'd_off', ct)};")
+            if zp is not None:
+                convert.append(f"old = old - {zp};")
+            convert.append(f"x = x + ({ct})beta * old;")
+        if dst_scale is not None:
+            convert.append(f"x = x / {value(dst_scale, 'dst_scale', 'float')};")
+        if zp is not None:
+            convert.append(f"x = x + {zp};")
+        convert.append(_store(ddt, "d_off", "x", ct))
+
+    def level_comment(lv):
+        letters = "".join(LETTERS[d] for d in lv.dims)
+        return f"{letters}:{lv.extent}"
+
+    kernel_name = plan.name
+    source = render_template(
+        "reorder.cl.mako",
+        kind="shuffle" if plan.shuffle else "reorder",
+        src_desc=describe(src), dst_desc=describe(dst),
+        loops_comment=" ".join(level_comment(lv) for lv in levels),
+        fp64=ct == "double", helpers=helpers, name=kernel_name,
+        src_type=STORAGE[sdt], dst_type=STORAGE[ddt], params=params, idx=idx,
+        items=f"{plan.items}{u}", setup=setup, vec=plan.vec,
+        per_element=per_element, padding=padding, convert=convert)
+    return source, kernel_name, [p.split()[-1].lstrip("*") for p in params]

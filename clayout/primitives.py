@@ -1,0 +1,227 @@
+"""Reorder and Shuffle: validate, choose an implementation, execute."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from . import verbose
+from .attr import Attr
+from .dtypes import CORE_TYPES
+from .engine import Engine, Stream
+from .errors import InvalidArgumentError, UnimplementedError
+from .host import reorder as host_reorder
+from .memory import Memory
+from .memory_desc import MemoryDesc
+
+#: The OpenCL kernels index tensors of up to this many dims (as oneDNN's GPU shuffle).
+MAX_OPENCL_NDIMS = 6
+OPENCL_TYPES = CORE_TYPES + ("f64",)
+
+
+def _describe_attr(attr: Attr | None) -> str:
+    if attr is None or attr.is_empty:
+        return ""
+    parts = []
+    for arg, name in (("src", "src_scales"), ("dst", "dst_scales")):
+        v = getattr(attr, name)
+        if v is not None:
+            parts.append(f"attr-scales:{arg}:{v.mask}")
+    for arg, name in (("src", "src_zero_point"), ("dst", "dst_zero_point")):
+        v = getattr(attr, name)
+        if v is not None:
+            parts.append(f"attr-zero-points:{arg}:{v.mask}")
+    if attr.sum_beta is not None:
+        parts.append(f"attr-post-ops:sum:{attr.sum_beta:g}")
+    return " ".join(parts)
+
+
+def _md_text(md: MemoryDesc, arg: str) -> str:
+    layout = md.tag or "strides:" + "x".join(map(str, md.strides))
+    return f"{arg}:{md.data_type}:{layout}"
+
+
+class _Primitive:
+    """What Reorder and Shuffle share: implementation choice, upload, execution."""
+
+    kind = "primitive"
+
+    def _setup(self, src_md, dst_md, engine, attr, shuffle):
+        self.engine = engine if engine is not None else Engine()
+        self.src_md, self.dst_md, self.attr, self.shuffle = src_md, dst_md, attr, shuffle
+        self._kernel = None
+        self._copy_bytes = None
+        self._extra_args = {}
+        reason = self._host_reason()
+        if reason is None:
+            from .gpu.build import get_kernel
+            from .gpu.plan import plan_kernel
+            if self._is_plain_copy():
+                self.impl = "ocl:copy"
+                self._copy_bytes = src_md.size
+            else:
+                start = time.perf_counter()
+                self._kernel = get_kernel(self.engine, plan_kernel(src_md, dst_md, attr, shuffle))
+                self.impl = "ocl:generated"
+                self._plan_ms = (time.perf_counter() - start) * 1e3
+            self._extra_args = self._attr_args()
+        else:
+            self.impl = "host:numpy" + ("" if not self.engine.is_opencl else f" ({reason})")
+        self.host_reason = reason
+        verbose.log("create", self.engine.kind, self.kind, self.impl, self._signature())
+
+    def _signature(self) -> str:
+        text = f"{_md_text(self.src_md, 'src')} {_md_text(self.dst_md, 'dst')}"
+        if self.shuffle:
+            text += f",axis:{self.shuffle[0]} group:{self.shuffle[1]}"
+        attr = _describe_attr(self.attr)
+        return f"{text},{attr},{'x'.join(map(str, self.src_md.dims))}"
+
+    def _host_reason(self) -> str | None:
+        """Why the OpenCL path cannot run this, or None when it can."""
+        if not self.engine.is_opencl:
+            return "host engine"
+        if self.src_md.ndims > MAX_OPENCL_NDIMS:
+            return f"{self.src_md.ndims} dims: OpenCL kernels serve up to {MAX_OPENCL_NDIMS}"
+        for md in (self.src_md, self.dst_md):
+            if md.data_type not in OPENCL_TYPES:
+                return f"{md.data_type}: no OpenCL kernel is generated for it yet"
+            if md.data_type == "f64" and not self.engine.caps.fp64:
+                return "f64: the device lacks cl_khr_fp64"
+        return None
+
+    def _is_plain_copy(self) -> bool:
+        """Same layout and type, nothing to convert, no padding or gaps: a buffer copy."""
+        s, d = self.src_md, self.dst_md
+        dense = s.size == s.dtype.nbytes(s.nelems())
+        return (self.shuffle is None and (self.attr is None or self.attr.is_empty)
+                and s == d and dense and not s.is_submemory and s.offset0 == 0)
+
+    def _attr_args(self) -> dict:
+        """Kernel arguments by name (see render_kernel): numbers, or buffers per slice."""
+        from .gpu.build import upload
+        args = {}
+        if self.attr is None:
+            return args
+        for name, value, np_type in (("src_scale", self.attr.src_scales, np.float32),
+                                     ("dst_scale", self.attr.dst_scales, np.float32),
+                                     ("src_zp", self.attr.src_zero_point, np.int32),
+                                     ("dst_zp", self.attr.dst_zero_point, np.int32)):
+            if value is not None and value.is_common:
+                args[name] = np_type(value.values[0])
+            elif value is not None:
+                args[name + "s"] = upload(self.engine, value.values)
+        if self.attr.sum_beta is not None:
+            args["beta"] = np.float32(self.attr.sum_beta)
+        return args
+
+    def _check_memory(self, mem, md, arg):
+        if not isinstance(mem, Memory):
+            raise InvalidArgumentError(f"{arg} {mem!r} is not a clayout Memory")
+        if mem.md != md:
+            raise InvalidArgumentError(
+                f"{arg} memory {mem.md!r} does not match the primitive's {arg} {md!r}")
+        if mem.engine is not self.engine:
+            raise InvalidArgumentError(
+                f"{arg} memory lives on {mem.engine!r}, the primitive on {self.engine!r}")
+
+    def execute(self, stream: Stream, src: Memory, dst: Memory, wait_for=None):
+        """Enqueue the primitive on ``stream``: read ``src``, write ``dst``.
+
+        Returns the pyopencl Event on an OpenCL engine (None on the host) and
+        does not block, except where the host path runs for an OpenCL engine.
+        Raises InvalidArgumentError for memories that do not match.
+        """
+        if not isinstance(stream, Stream) or stream.engine is not self.engine:
+            raise InvalidArgumentError(f"stream {stream!r} is not a Stream of {self.engine!r}")
+        self._check_memory(src, self.src_md, "src")
+        self._check_memory(dst, self.dst_md, "dst")
+        start = time.perf_counter()
+        event = self._run(stream, src, dst, wait_for)
+        if verbose.level():
+            if event is not None:
+                event.wait()
+            verbose.log("exec", self.engine.kind, self.kind, self.impl, self._signature(),
+                        f"{(time.perf_counter() - start) * 1e3:.3f}ms")
+        return event
+
+    def _run(self, stream, src, dst, wait_for):
+        from .gpu import build
+        if self.dst_md.nelems() == 0:
+            return build.marker(stream.queue, wait_for) if stream.queue is not None else None
+        if self._kernel is not None:
+            return self._kernel.launch(stream.queue, src.storage, dst.storage, self._extra_args,
+                                       wait_for)
+        if self._copy_bytes is not None:
+            return build.copy_buffer(stream.queue, dst.storage, src.storage, self._copy_bytes,
+                                     wait_for)
+        if stream.queue is None:  # host engine: storage is NumPy, run now
+            host_reorder.reorder(self.src_md, src.storage, self.dst_md, dst.storage,
+                                 self.attr, self.shuffle)
+            return None
+        # The host path for an OpenCL engine: read both, compute, write back.
+        stream.wait()
+        if wait_for:
+            for event in wait_for:
+                event.wait()
+        src_raw = build.read_buffer(stream.queue, src.storage, src.nbytes)
+        dst_raw = build.read_buffer(stream.queue, dst.storage, dst.nbytes)
+        host_reorder.reorder(self.src_md, src_raw, self.dst_md, dst_raw, self.attr, self.shuffle)
+        build.write_buffer(stream.queue, dst.storage, dst_raw)
+        return build.marker(stream.queue)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} {self.impl} {self._signature()}>"
+
+
+def _check_scales_and_points(attr: Attr, src_md: MemoryDesc, dst_md: MemoryDesc):
+    for name in ("src_scales", "dst_scales", "src_zero_point", "dst_zero_point"):
+        value = getattr(attr, name)
+        if value is not None:
+            value.check(src_md.dims, name)
+    for arg, md in (("src", src_md), ("dst", dst_md)):
+        if getattr(attr, f"{arg}_zero_point") is not None and not md.dtype.is_int:
+            raise InvalidArgumentError(
+                f"{arg}_zero_point given for {arg} type {md.data_type}: zero points "
+                f"apply to integer types only")
+
+
+class Reorder(_Primitive):
+    """Copy ``src_md``'s tensor into ``dst_md``'s layout and type, optionally
+    quantizing with ``attr`` (scales, zero points, sum).
+
+    A destination of format ``any`` takes the source's layout. ``impl`` names
+    the implementation chosen. Raises InvalidArgumentError for mismatched dims
+    or attributes that do not fit.
+    """
+
+    kind = "reorder"
+
+    def __init__(self, src_md: MemoryDesc, dst_md: MemoryDesc, engine: Engine | None = None,
+                 attr: Attr | None = None):
+        for arg, md in (("src", src_md), ("dst", dst_md)):
+            if not isinstance(md, MemoryDesc):
+                raise InvalidArgumentError(f"{arg} {md!r} is not a MemoryDesc")
+        if src_md.format_kind == "any":
+            raise InvalidArgumentError(f"src {src_md!r}: a source needs a layout, not 'any'")
+        src_md.check_same_dims(dst_md, "reorder src and dst")
+        if dst_md.format_kind == "any":
+            dst_md = src_md.dense_like(dst_md.data_type)
+        if attr is not None:
+            if not isinstance(attr, Attr):
+                raise InvalidArgumentError(f"attr {attr!r} is not a clayout Attr")
+            _check_scales_and_points(attr, src_md, dst_md)
+        self._setup(src_md, dst_md, engine, attr, None)
+
+
+def reorder(src: Memory, dst: Memory, attr: Attr | None = None):
+    """Reorder ``src`` into ``dst`` on their engine and wait for it to finish."""
+    if not isinstance(src, Memory) or not isinstance(dst, Memory):
+        raise InvalidArgumentError(f"reorder needs two Memory objects, got {src!r} and {dst!r}")
+    if src.engine is not dst.engine:
+        raise UnimplementedError(
+            f"reorder across engines ({src.engine!r} -> {dst.engine!r}) is not implemented")
+    primitive = Reorder(src.md, dst.md, engine=src.engine, attr=attr)
+    stream = Stream(src.engine)
+    primitive.execute(stream, src, dst)
+    stream.wait()
