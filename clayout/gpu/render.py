@@ -51,9 +51,13 @@ def _store(dt: str, off: str, x: str, ct: str) -> str:
         return f"dst[{off}] = {'float_to_bf16' if ct == 'float' else 'double_to_bf16'}({x});"
     if dt in ("f32", "f64"):
         return f"dst[{off}] = {x};" if STORAGE[dt] == ct else f"dst[{off}] = convert_float({x});"
-    if dt == "s32" and ct == "float":  # the largest f32 below 2^31; NaN falls through to 0
-        x = f"({x} > 2147483520.0f ? 2147483520.0f : {x})"
-    return f"dst[{off}] = convert_{INT_CL[dt]}_sat_rte({x});"
+    # Saturate, round to nearest even, NaN -> 0; spelled out (not convert_*_sat_rte)
+    # because the built-ins vectorise poorly on some drivers (PoCL).
+    low, high = {"s32": (-2147483648, 2147483520 if ct == "float" else 2147483647),
+                 "s8": (-128, 127), "u8": (0, 255)}[dt]
+    f = "f" if ct == "float" else ""
+    return (f"dst[{off}] = ({INT_CL[dt]})rint(isnan({x}) ? 0.0{f} : "
+            f"clamp({x}, {low}.0{f}, {high}.0{f}));")
 
 
 def render_kernel(plan: KernelPlan) -> tuple[str, str, list[str]]:
@@ -78,12 +82,14 @@ def render_kernel(plan: KernelPlan) -> tuple[str, str, list[str]]:
     def name(j):
         return f"l{j}" if j != last else f"l{j}c"
 
-    # Split the work-item number into one index per loop, innermost first.
+    # Split the work-item number into one index per loop, fastest first.
     setup = [f"{idx} rest = item;"]
-    for j in range(last, -1, -1):
+    for n, j in enumerate(plan.fastest):
         extent = chunks if j == last else levels[j].extent
-        if j == 0:
+        if n == len(levels) - 1:
             setup.append(f"const {idx} {name(j)} = rest;")
+        elif extent == 1:
+            setup.append(f"const {idx} {name(j)} = 0;")
         else:
             setup += [f"const {idx} {name(j)} = rest % {extent}{u};", f"rest /= {extent}{u};"]
     # Logical indices of the dims the kernel needs (the others ride on the loops).

@@ -1,0 +1,80 @@
+"""Shared timing helpers for the benchmark scripts: medians, GB/s, the copy baseline."""
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+
+import clayout as cly
+
+COPY_KERNEL = """
+__kernel void copy_float4(__global const float4 *restrict src, __global float4 *restrict dst)
+{
+    const size_t i = get_global_id(0);
+    dst[i] = src[i];
+}
+"""
+
+
+def median_seconds(run, repeats: int, warmup: int = 1) -> float:
+    """Median wall time of ``run()`` (which must finish its work before returning)."""
+    for _ in range(warmup):
+        run()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def copy_kernel_seconds(engine, nbytes: int, repeats: int) -> float:
+    """Median time of the device's own float4 copy kernel over ``nbytes``."""
+    import pyopencl as cl
+
+    queue = cl.CommandQueue(engine.context)
+    program = cl.Program(engine.context, COPY_KERNEL).build()
+    src = cl.Buffer(engine.context, cl.mem_flags.READ_WRITE, nbytes)
+    dst = cl.Buffer(engine.context, cl.mem_flags.READ_WRITE, nbytes)
+    cl.enqueue_fill_buffer(queue, src, np.uint8(1), 0, nbytes)
+    kernel = program.copy_float4
+
+    def run():
+        kernel(queue, (nbytes // 16,), None, src, dst)
+        queue.finish()
+
+    return median_seconds(run, repeats)
+
+
+def gbps(nbytes: int, seconds: float) -> float:
+    return nbytes / seconds / 1e9
+
+
+def torch_or_none():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+def clayout_seconds(primitive, stream, src, dst, repeats: int) -> float:
+    def run():
+        primitive.execute(stream, src, dst)
+        stream.wait()
+
+    return median_seconds(run, repeats)
+
+
+def print_table(title: str, rows: list[dict], columns: list[str]):
+    """A plain fixed-width table."""
+    print(f"\n{title}")
+    widths = {c: max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in columns}
+    print("  ".join(c.ljust(widths[c]) for c in columns))
+    for r in rows:
+        print("  ".join(str(r.get(c, "")).ljust(widths[c]) for c in columns))
+
+
+__all__ = ["cly", "median_seconds", "copy_kernel_seconds", "gbps", "torch_or_none",
+           "clayout_seconds", "print_table"]
