@@ -5,7 +5,7 @@ from .engine import Engine, Stream
 from .errors import Error, InvalidArgumentError, UnimplementedError
 from .memory import Memory
 from .memory_desc import MemoryDesc
-from .primitives import Reorder, reorder
+from .primitives import Reorder, Shuffle, reorder, shuffle
 
-__all__ = ["Attr", "Reorder", "Scales", "ZeroPoints", "reorder", "Engine", "Error", "InvalidArgumentError", "Memory", "MemoryDesc",
+__all__ = ["Attr", "Reorder", "Shuffle", "shuffle", "Scales", "ZeroPoints", "reorder", "Engine", "Error", "InvalidArgumentError", "Memory", "MemoryDesc",
            "Stream", "UnimplementedError", "tags"]

@@ -225,3 +225,63 @@ def reorder(src: Memory, dst: Memory, attr: Attr | None = None):
     stream = Stream(src.engine)
     primitive.execute(stream, src, dst)
     stream.wait()
+
+
+class Shuffle(_Primitive):
+    """Shuffle channels along ``axis`` in groups of ``group_size`` (oneDNN's shuffle).
+
+    Forward: ``dst(.., u + v*C/G, ..) = src(.., u*G + v, ..)``; backward (diff_src
+    from diff_dst) is the same with G replaced by C/G. ``dst_md`` None or of
+    format ``any`` takes the source's layout; another layout is also accepted
+    (shuffle and reorder in one pass). Raises InvalidArgumentError for a bad
+    axis or group, or a destination of other dims or type.
+    """
+
+    kind = "shuffle"
+
+    def __init__(self, src_md: MemoryDesc, axis: int, group_size: int, backward: bool = False,
+                 engine: Engine | None = None, dst_md: MemoryDesc | None = None):
+        if not isinstance(src_md, MemoryDesc) or src_md.format_kind != "blocked":
+            raise InvalidArgumentError(f"src {src_md!r}: shuffle needs a MemoryDesc with a layout")
+        if not isinstance(axis, (int, np.integer)) or not 0 <= axis < src_md.ndims:
+            raise InvalidArgumentError(
+                f"shuffle axis {axis!r} is outside 0..{src_md.ndims - 1} for dims {src_md.dims!r}")
+        channels = src_md.dims[axis]
+        if not isinstance(group_size, (int, np.integer)) or group_size <= 0 or \
+                (channels and channels % group_size):
+            raise InvalidArgumentError(
+                f"shuffle group_size {group_size!r} must be a positive divisor of the "
+                f"axis size {channels} (dims {src_md.dims!r}, axis {axis})")
+        if dst_md is None or dst_md.format_kind == "any":
+            dtype = src_md.data_type if dst_md is None else dst_md.data_type
+            dst_md = src_md if dst_md is None and not src_md.is_submemory \
+                else src_md.dense_like(dtype)
+        src_md.check_same_dims(dst_md, "shuffle src and dst")
+        if dst_md.data_type != src_md.data_type:
+            raise InvalidArgumentError(
+                f"shuffle src type {src_md.data_type} and dst type {dst_md.data_type} differ: "
+                f"a shuffle does not convert (reorder first)")
+        self.axis, self.group_size, self.backward = int(axis), int(group_size), bool(backward)
+        group = channels // self.group_size if backward and channels else self.group_size
+        # A group of 1 or of the whole axis leaves every element where it is.
+        shuffle = None if group in (1, channels) else (self.axis, group)
+        self._setup(src_md, dst_md, engine, None, shuffle)
+
+    def _signature(self) -> str:
+        text = super()._signature()
+        if not self.shuffle:
+            text += f",axis:{self.axis} group:{self.group_size} (a copy)"
+        return text + (",backward" if self.backward else "")
+
+
+def shuffle(src: Memory, dst: Memory, axis: int, group_size: int, backward: bool = False):
+    """Shuffle ``src`` into ``dst`` on their engine and wait for it to finish."""
+    if not isinstance(src, Memory) or not isinstance(dst, Memory):
+        raise InvalidArgumentError(f"shuffle needs two Memory objects, got {src!r} and {dst!r}")
+    if src.engine is not dst.engine:
+        raise UnimplementedError(
+            f"shuffle across engines ({src.engine!r} -> {dst.engine!r}) is not implemented")
+    primitive = Shuffle(src.md, axis, group_size, backward, engine=src.engine, dst_md=dst.md)
+    stream = Stream(src.engine)
+    primitive.execute(stream, src, dst)
+    stream.wait()
