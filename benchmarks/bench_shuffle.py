@@ -1,0 +1,74 @@
+"""Shuffle throughput: clayout on the default engine against the same device's
+copy kernel (same run), NumPy (reshape/transpose) and PyTorch's channel_shuffle
+where installed. GB/s counts bytes read plus bytes written; medians of --repeats.
+
+Usage: python benchmarks/bench_shuffle.py [--repeats N] [--shapes ...] [--groups 4,3]
+"""
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from common import (clayout_seconds, cly, copy_kernel_seconds, gbps, median_seconds,
+                    print_table, torch_or_none)
+
+TAGS = ("nchw", "nhwc", "nChw16c")
+
+
+def numpy_shuffle(a, group):
+    n, c, h, w = a.shape
+    return lambda: np.ascontiguousarray(
+        a.reshape(n, group, c // group, h, w).transpose(0, 2, 1, 3, 4)).reshape(n, c, h, w)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--shapes", default="32x256x56x56,1x272x56x56")
+    parser.add_argument("--groups", default="4,3")
+    args = parser.parse_args()
+    engine = cly.Engine()
+    stream = cly.Stream(engine)
+    torch = torch_or_none()
+    print(f"engine: {engine}; PyTorch: {torch.__version__ if torch else 'not installed'}")
+    for shape in args.shapes.split(","):
+        dims = tuple(int(x) for x in shape.split("x"))
+        a = np.random.default_rng(0).standard_normal(dims, dtype=np.float32)
+        copy = None
+        if engine.is_opencl:
+            copy = gbps(2 * a.nbytes, copy_kernel_seconds(engine, a.nbytes, args.repeats))
+        rows = [{"case": "device copy kernel", "GB/s": f"{copy:.2f}" if copy else "-"}]
+        for group in (int(g) for g in args.groups.split(",")):
+            for tag in TAGS:
+                md = cly.MemoryDesc(dims, "f32", tag=tag)
+                case = f"{tag} group {group}"
+                try:
+                    prim = cly.Shuffle(md, axis=1, group_size=group, engine=engine)
+                except cly.Error as error:
+                    rows.append({"case": case, "impl": f"not run: {error}"})
+                    continue
+                src = cly.Memory.from_numpy(md, engine, a)
+                dst = cly.Memory(md, engine)
+                t = clayout_seconds(prim, stream, src, dst, args.repeats)
+                row = {"case": case, "impl": prim.impl, "ms": f"{t * 1e3:.2f}",
+                       "GB/s": f"{gbps(2 * md.size, t):.2f}",
+                       "% copy": f"{100 * gbps(2 * md.size, t) / copy:.0f}%" if copy else "-"}
+                t_np = median_seconds(numpy_shuffle(a, group), args.repeats)
+                row.update({"numpy ms": f"{t_np * 1e3:.2f}", "vs numpy": f"{t_np / t:.2f}x"})
+                if torch:
+                    x = torch.from_numpy(a)
+                    if tag == "nhwc":
+                        x = x.contiguous(memory_format=torch.channels_last)
+                    t_pt = median_seconds(lambda: torch.nn.functional.channel_shuffle(x, group),
+                                          args.repeats)
+                    row.update({"torch ms": f"{t_pt * 1e3:.2f}", "vs torch": f"{t_pt / t:.2f}x"})
+                rows.append(row)
+        columns = ["case", "impl", "ms", "GB/s", "% copy", "numpy ms", "vs numpy"]
+        if torch:
+            columns += ["torch ms", "vs torch"]
+        print_table(f"shuffle {shape} f32, axis 1", rows, columns)
+
+
+if __name__ == "__main__":
+    main()
