@@ -53,7 +53,9 @@ class _Primitive:
         self._copy_bytes = None
         self._extra_args = {}
         reason = self._host_reason()
-        if reason is None:
+        if src_md.nelems() == 0:
+            self.impl = "none (zero elements)"  # nothing to read or write: build nothing
+        elif reason is None:
             from .gpu.build import get_kernel
             from .gpu.plan import plan_kernel
             if self._is_plain_copy():
@@ -67,7 +69,6 @@ class _Primitive:
             self._extra_args = self._attr_args()
         else:
             self.impl = "host:numpy" + ("" if not self.engine.is_opencl else f" ({reason})")
-        self.host_reason = reason
         verbose.log("create", self.engine.kind, self.kind, self.impl, self._signature())
 
     def _signature(self) -> str:

@@ -174,7 +174,7 @@ def dim_offset_expr(md: MemoryDesc, d: int, index: str) -> str:
     p = f"({index} + {md.padded_offsets[d]})" if md.padded_offsets[d] else index
     terms = []
     blocks = md.blocks[d]
-    if md.strides[d] and md.own_padded_dims[d] > blocks:
+    if md.strides[d] and md.padded_offsets[d] + md.own_padded_dims[d] > blocks:
         outer = f"({p} / {blocks})" if blocks > 1 else p
         terms.append(f"{outer} * {md.strides[d]}" if md.strides[d] != 1 else outer)
     inner_stride, divisor = 1, 1
