@@ -75,7 +75,7 @@ def reorder_values(src: np.ndarray, src_dt: DataType, dst_dt: DataType,
                 old = dst_old.astype(ct)
                 if attr.dst_zero_point is not None:
                     old = old - values(attr.dst_zero_point)
-                x = x + ct(attr.sum_beta) * old
+                x = x + ct(np.float32(attr.sum_beta)) * old  # beta is an f32, as in oneDNN
             if attr.dst_scales is not None:
                 x = x / values(attr.dst_scales)
             if attr.dst_zero_point is not None:
