@@ -11,8 +11,8 @@ import argparse
 import ml_dtypes
 import numpy as np
 
-from common import (clayout_seconds, cly, copy_kernel_seconds, gbps, median_seconds,
-                    print_table, torch_or_none)
+from common import (clayout_seconds, cly, columns, copy_kernel_seconds, gbps, median_seconds,
+                    print_table, result_row, torch_or_none)
 
 CASES = [  # name, src type, src tag, dst type, dst tag, attr
     ("nchw->nhwc", "f32", "nchw", "f32", "nhwc", None),
@@ -81,18 +81,11 @@ def main():
             moved = src_md.size + dst_md.size
             t = clayout_seconds(prim, stream, src, dst, args.repeats)
             t_np = median_seconds(numpy_version(name, a, scale), args.repeats)
-            row = {"case": name, "impl": prim.impl, "ms": f"{t * 1e3:.2f}",
-                   "GB/s": f"{gbps(moved, t):.2f}",
-                   "% copy": f"{100 * gbps(moved, t) / copy:.0f}%" if copy else "-",
-                   "numpy ms": f"{t_np * 1e3:.2f}", "vs numpy": f"{t_np / t:.2f}x"}
-            if torch:
-                t_pt = median_seconds(torch_version(torch, name, a, scale), args.repeats)
-                row.update({"torch ms": f"{t_pt * 1e3:.2f}", "vs torch": f"{t_pt / t:.2f}x"})
-            rows.append(row)
-        columns = ["case", "impl", "ms", "GB/s", "% copy", "numpy ms", "vs numpy"]
-        if torch:
-            columns += ["torch ms", "vs torch"]
-        print_table(f"reorder {shape} (f32 source, {nbytes / 1e6:.1f} MB)", rows, columns)
+            t_pt = (median_seconds(torch_version(torch, name, a, scale), args.repeats)
+                    if torch else None)
+            rows.append(result_row(name, prim.impl, t, moved, copy, t_np, t_pt))
+        print_table(f"reorder {shape} (f32 source, {nbytes / 1e6:.1f} MB)", rows,
+                    columns(torch is not None))
 
 
 if __name__ == "__main__":

@@ -10,8 +10,8 @@ import argparse
 
 import numpy as np
 
-from common import (clayout_seconds, cly, copy_kernel_seconds, gbps, median_seconds,
-                    print_table, torch_or_none)
+from common import (clayout_seconds, cly, columns, copy_kernel_seconds, gbps, median_seconds,
+                    print_table, result_row, torch_or_none)
 
 TAGS = ("nchw", "nhwc", "nChw16c")
 
@@ -51,23 +51,16 @@ def main():
                 src = cly.Memory.from_numpy(md, engine, a)
                 dst = cly.Memory(md, engine)
                 t = clayout_seconds(prim, stream, src, dst, args.repeats)
-                row = {"case": case, "impl": prim.impl, "ms": f"{t * 1e3:.2f}",
-                       "GB/s": f"{gbps(2 * md.size, t):.2f}",
-                       "% copy": f"{100 * gbps(2 * md.size, t) / copy:.0f}%" if copy else "-"}
                 t_np = median_seconds(numpy_shuffle(a, group), args.repeats)
-                row.update({"numpy ms": f"{t_np * 1e3:.2f}", "vs numpy": f"{t_np / t:.2f}x"})
+                t_pt = None
                 if torch:
                     x = torch.from_numpy(a)
                     if tag == "nhwc":
                         x = x.contiguous(memory_format=torch.channels_last)
                     t_pt = median_seconds(lambda: torch.nn.functional.channel_shuffle(x, group),
                                           args.repeats)
-                    row.update({"torch ms": f"{t_pt * 1e3:.2f}", "vs torch": f"{t_pt / t:.2f}x"})
-                rows.append(row)
-        columns = ["case", "impl", "ms", "GB/s", "% copy", "numpy ms", "vs numpy"]
-        if torch:
-            columns += ["torch ms", "vs torch"]
-        print_table(f"shuffle {shape} f32, axis 1", rows, columns)
+                rows.append(result_row(case, prim.impl, t, 2 * md.size, copy, t_np, t_pt))
+        print_table(f"shuffle {shape} f32, axis 1", rows, columns(torch is not None))
 
 
 if __name__ == "__main__":

@@ -67,6 +67,23 @@ def clayout_seconds(primitive, stream, src, dst, repeats: int) -> float:
     return median_seconds(run, repeats)
 
 
+def result_row(case, impl, seconds, moved, copy_gbps, numpy_seconds, torch_seconds=None):
+    """One table row: time, GB/s, share of the copy kernel, speed-up over NumPy/PyTorch."""
+    rate = gbps(moved, seconds)
+    row = {"case": case, "impl": impl, "ms": f"{seconds * 1e3:.2f}", "GB/s": f"{rate:.2f}",
+           "% copy": f"{100 * rate / copy_gbps:.0f}%" if copy_gbps else "-",
+           "numpy ms": f"{numpy_seconds * 1e3:.2f}", "vs numpy": f"{numpy_seconds / seconds:.2f}x"}
+    if torch_seconds is not None:
+        row.update({"torch ms": f"{torch_seconds * 1e3:.2f}",
+                    "vs torch": f"{torch_seconds / seconds:.2f}x"})
+    return row
+
+
+def columns(with_torch: bool) -> list[str]:
+    names = ["case", "impl", "ms", "GB/s", "% copy", "numpy ms", "vs numpy"]
+    return names + (["torch ms", "vs torch"] if with_torch else [])
+
+
 def print_table(title: str, rows: list[dict], columns: list[str]):
     """A plain fixed-width table."""
     print(f"\n{title}")
@@ -77,4 +94,4 @@ def print_table(title: str, rows: list[dict], columns: list[str]):
 
 
 __all__ = ["cly", "median_seconds", "copy_kernel_seconds", "gbps", "torch_or_none",
-           "clayout_seconds", "print_table"]
+           "clayout_seconds", "print_table", "result_row", "columns"]

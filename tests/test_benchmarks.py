@@ -1,0 +1,21 @@
+"""The benchmark scripts run end to end on a tiny shape (no timing is asserted)."""
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+BENCH = pathlib.Path(__file__).parents[1] / "benchmarks"
+
+
+@pytest.mark.parametrize("script, cases", [
+    ("bench_reorder.py", ["nchw->nhwc", "nChw16c->nchw", "f32->s8 scale", "f32->f16"]),
+    ("bench_shuffle.py", ["nchw group 4", "nChw16c group 4", "group_size 3 must be"]),
+])
+def test_benchmark_prints_every_case(cl_engine, script, cases):
+    done = subprocess.run([sys.executable, str(BENCH / script), "--repeats", "1",
+                           "--shapes", "1x32x4x4"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "device copy kernel" in done.stdout
+    for case in cases:
+        assert case in done.stdout, done.stdout
