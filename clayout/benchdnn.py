@@ -241,7 +241,11 @@ def batch_tokens(path: pathlib.Path) -> list[str]:
     """The tokens of a batch file: comments dropped, continuation lines joined."""
     text = path.read_text()
     lines = [line.split("#", 1)[0] for line in text.splitlines()]
-    joined = re.sub(r"\\\s*\n", " ", "\n".join(lines))
+    text = "\n".join(lines)
+    # A list continued on the next line ("a, \\ b") is one value; other
+    # continuations just join the lines.
+    text = re.sub(r",\s*\\\s*\n\s*", ",", text)
+    joined = re.sub(r"\\\s*\n", " ", text)
     return shlex.split(joined, posix=False)
 
 

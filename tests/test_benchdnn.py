@@ -32,8 +32,10 @@ def test_reset_restores_defaults(cl_engine):
 
 def test_batch_files_join_continuations_and_drop_comments(tmp_path):
     batch = tmp_path / "batch"
-    batch.write_text("# a comment\n--reorder --sdt=f32 \\\n  --ddt=s8  # trailing\n2x16x3x4\n")
-    assert batch_tokens(batch) == ["--reorder", "--sdt=f32", "--ddt=s8", "2x16x3x4"]
+    batch.write_text("# a comment\n--reorder --sdt=f32 \\\n  --ddt=s8  # trailing\n"
+                     "--attr-scales=src:common:2, \\\n    dst:per_dim_1\n2x16x3x4\n")
+    assert batch_tokens(batch) == ["--reorder", "--sdt=f32", "--ddt=s8",
+                                   "--attr-scales=src:common:2,dst:per_dim_1", "2x16x3x4"]
 
 
 def test_unsupported_options_skip_with_the_reason(cl_engine):
