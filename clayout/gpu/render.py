@@ -60,6 +60,19 @@ def _store(dt: str, off: str, x: str, ct: str) -> str:
             f"clamp({x}, {low}.0{f}, {high}.0{f}));")
 
 
+def _times(name: str, factor: int, u: str) -> str | None:
+    """``name * factor`` as C, without the noise: None for 0, ``name`` for 1."""
+    if factor == 0:
+        return None
+    return name if factor == 1 else f"{name} * {factor}{u}"
+
+
+def _sum(terms, u: str) -> str:
+    """The terms joined with +, dropping absent ones and zero constants."""
+    kept = [t for t in terms if t is not None and t != f"0{u}"]
+    return " + ".join(kept) if kept else f"0{u}"
+
+
 def render_kernel(plan: KernelPlan) -> tuple[str, str, list[str]]:
     """OpenCL C source, kernel name, and the names of the arguments after src and dst.
 
@@ -96,12 +109,11 @@ def render_kernel(plan: KernelPlan) -> tuple[str, str, list[str]]:
     needed = [d for d in range(dst.ndims) if d not in plan.linear]
     index = {}
     for d in needed:
-        parts = [f"{name(j)} * {lv.mult}{u}" if lv.mult != 1 else name(j)
-                 for j, lv in enumerate(levels[:last]) if lv.dims == (d,)]
+        parts = [_times(name(j), lv.mult, u) for j, lv in enumerate(levels[:last])
+                 if lv.dims == (d,)]
         if inner.dims == (d,) and not inner.merged:
-            mult = inner.mult * plan.vec
-            parts.append(f"{name(last)} * {mult}{u}" if mult != 1 else name(last))
-        setup.append(f"const {idx} i{d}_base = {' + '.join(parts) if parts else '0'};")
+            parts.append(_times(name(last), inner.mult * plan.vec, u))
+        setup.append(f"const {idx} i{d}_base = {_sum(parts, u)};")
         index[d] = f"i{d}"
 
     def src_index(d):
@@ -113,21 +125,24 @@ def render_kernel(plan: KernelPlan) -> tuple[str, str, list[str]]:
     dst_const = dst.offset0 + sum((po // b) * s for po, b, s in
                                   zip(dst.padded_offsets, dst.blocks, dst.strides))
     src_const = src.offset0 + sum(src.padded_offsets[d] * src.strides[d] for d in plan.linear)
-    d_terms = [f"{name(j)} * {lv.dst_stride}{u}" for j, lv in enumerate(levels[:last])]
-    d_terms.append(f"{name(last)} * {plan.vec * inner.dst_stride}{u}")
-    s_terms = [f"{name(j)} * {lv.src_stride}{u}" for j, lv in enumerate(levels[:last]) if lv.merged]
+    d_terms = [f"{dst_const}{u}"] + [_times(name(j), lv.dst_stride, u)
+                                     for j, lv in enumerate(levels[:last])]
+    d_terms.append(_times(name(last), plan.vec * inner.dst_stride, u))
+    s_terms = [f"{src_const}{u}"] + [_times(name(j), lv.src_stride, u)
+                                     for j, lv in enumerate(levels[:last]) if lv.merged]
     if inner.merged:
-        s_terms.append(f"{name(last)} * {plan.vec * inner.src_stride}{u}")
-    setup.append(f"const {idx} d_base = {dst_const}{u} + {' + '.join(d_terms)};")
-    setup.append(f"const {idx} s_base = {src_const}{u}{''.join(' + ' + t for t in s_terms)};")
+        s_terms.append(_times(name(last), plan.vec * inner.src_stride, u))
+    setup.append(f"const {idx} d_base = {_sum(d_terms, u)};")
+    setup.append(f"const {idx} s_base = {_sum(s_terms, u)};")
 
-    per_element = [f"const {idx} i{d} = i{d}_base"
-                   + (f" + k * {inner.mult}{u};" if inner.dims == (d,) and not inner.merged else ";")
+    per_element = [f"const {idx} i{d} = "
+                   + _sum([f"i{d}_base", _times("k", inner.mult, u)
+                           if inner.dims == (d,) and not inner.merged else None], u) + ";"
                    for d in needed]
     s_dims = [f"({dim_offset_expr(src, d, src_index(d))})" for d in needed]
-    s_step = [f"k * {inner.src_stride}{u}"] if inner.merged else []
-    per_element.append(f"const {idx} s_off = s_base" + "".join(" + " + t for t in s_step + s_dims) + ";")
-    per_element.append(f"const {idx} d_off = d_base + k * {inner.dst_stride}{u};")
+    s_step = [_times("k", inner.src_stride, u)] if inner.merged else []
+    per_element.append(f"const {idx} s_off = {_sum(['s_base'] + s_step + s_dims, u)};")
+    per_element.append(f"const {idx} d_off = {_sum(['d_base', _times('k', inner.dst_stride, u)], u)};")
     padding = " || ".join(f"i{d} >= {dst.dims[d]}{u}" for d in needed
                           if dst.own_padded_dims[d] != dst.dims[d])
 
@@ -135,11 +150,7 @@ def render_kernel(plan: KernelPlan) -> tuple[str, str, list[str]]:
     src_scale, dst_scale, src_zp, dst_zp, has_sum = plan.attr_kinds
     params, convert = [], []
     sdt, ddt = src.data_type, dst.data_type
-    helpers = set()
-    if "bf16" in (sdt, ddt):
-        helpers.add("bf16")
-    if ddt == "bf16" and ct == "double":
-        helpers.add("bf16_from_double")
+    helpers = set()  # the inline functions the conversion below calls
     no_attr = plan.attr_kinds == (None, None, None, None, False)
     names = [index.get(d, "0") for d in range(dst.ndims)]
 
@@ -155,6 +166,10 @@ def render_kernel(plan: KernelPlan) -> tuple[str, str, list[str]]:
     elif no_attr and sdt in INT_CL and ddt in INT_CL:
         convert.append(f"dst[d_off] = convert_{INT_CL[ddt]}_sat(src[s_off]);")
     else:
+        if "bf16" in (sdt, ddt):
+            helpers.add("bf16")
+        if ddt == "bf16" and ct == "double":
+            helpers.add("bf16_from_double")
         convert.append(f"{ct} x = {_load(sdt, 'src', 's_off', ct)};")
         if src_zp is not None:
             convert.append(f"x = x - {value(src_zp, 'src_zp', 'int')};")
