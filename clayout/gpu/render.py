@@ -33,31 +33,53 @@ def render_template(template: str, **values) -> str:
                            f"{text_error_template().render()}") from exc
 
 
-def _load(dt: str, ptr: str, off: str, ct: str) -> str:
-    """C expression: element ``off`` of ``ptr`` (type dt) as compute type ``ct``."""
+def _load(dt: str, ptr: str, off: str, ct: str, n: int = 1) -> str:
+    """C expression: element ``off`` of ``ptr`` (type dt) as compute type ``ct``,
+    or the ``n`` elements from there as a ct vector."""
+    if n == 1:
+        if dt in INT_CL:
+            return f"convert_{ct}({ptr}[{off}])"
+        value = {"f32": f"{ptr}[{off}]", "f64": f"{ptr}[{off}]",
+                 "f16": f"vload_half({off}, (__global const half *){ptr})",
+                 "bf16": f"bf16_to_float({ptr}[{off}])"}[dt]
+        return value if ct == "float" or dt == "f64" else f"(double){value}"
+    raw = f"vload{n}(0, {ptr} + {off})"
     if dt in INT_CL:
-        return f"convert_{ct}({ptr}[{off}])"
-    value = {"f32": f"{ptr}[{off}]", "f64": f"{ptr}[{off}]",
-             "f16": f"vload_half({off}, (__global const half *){ptr})",
-             "bf16": f"bf16_to_float({ptr}[{off}])"}[dt]
-    return value if ct == "float" or dt == "f64" else f"(double){value}"
+        return f"convert_{ct}{n}({raw})"
+    value = {"f32": raw, "f64": raw,
+             "f16": f"vload_half{n}(0, (__global const half *)({ptr} + {off}))",
+             "bf16": f"as_float{n}(convert_uint{n}({raw}) << 16)"}[dt]
+    return value if ct == "float" or dt == "f64" else f"convert_double{n}({value})"
 
 
-def _store(dt: str, off: str, x: str, ct: str) -> str:
-    """C statement: store compute-type value ``x`` as dt at dst[off]."""
+def _store(dt: str, off: str, x: str, ct: str, n: int = 1) -> str:
+    """C statement: store compute-type value ``x`` (a vector of ``n`` when n > 1)
+    as dt at dst[off]."""
     if dt == "f16":
+        if n > 1:
+            return f"vstore_half{n}_rte({x}, 0, (__global half *)(dst + {off}));"
         return f"vstore_half_rte({x}, {off}, (__global half *)dst);"
+    if dt == "bf16" and n > 1:  # float_to_bf16, lane by lane
+        u = f"as_uint{n}({x})"
+        return (f"vstore{n}(convert_ushort{n}(select(({u} + 0x7fffu + (({u} >> 16) & 1u)) >> 16, "
+                f"({u} >> 16) | 0x40u, as_uint{n}(isnan({x})))), 0, dst + {off});")
     if dt == "bf16":
         return f"dst[{off}] = {'float_to_bf16' if ct == 'float' else 'double_to_bf16'}({x});"
+    vec = "" if n == 1 else str(n)
     if dt in ("f32", "f64"):
-        return f"dst[{off}] = {x};" if STORAGE[dt] == ct else f"dst[{off}] = convert_float({x});"
-    # Saturate, round to nearest even, NaN -> 0; spelled out (not convert_*_sat_rte)
-    # because the built-ins vectorise poorly on some drivers (PoCL).
-    low, high = {"s32": (-2147483648, 2147483520 if ct == "float" else 2147483647),
-                 "s8": (-128, 127), "u8": (0, 255)}[dt]
-    f = "f" if ct == "float" else ""
-    return (f"dst[{off}] = ({INT_CL[dt]})rint(isnan({x}) ? 0.0{f} : "
-            f"clamp({x}, {low}.0{f}, {high}.0{f}));")
+        value = x if STORAGE[dt] == ct else f"convert_float{vec}({x})"
+    else:
+        # Saturate, round to nearest even, NaN -> 0; spelled out (not
+        # convert_*_sat_rte) because the built-ins vectorise poorly on PoCL.
+        low, high = {"s32": (-2147483648, 2147483520 if ct == "float" else 2147483647),
+                     "s8": (-128, 127), "u8": (0, 255)}[dt]
+        f = "f" if ct == "float" else ""
+        if n == 1:
+            value = f"({INT_CL[dt]})rint(isnan({x}) ? 0.0{f} : clamp({x}, {low}.0{f}, {high}.0{f}))"
+        else:
+            value = (f"convert_{INT_CL[dt]}{n}(rint(clamp(select({x}, ({ct}{n})0, isnan({x})), "
+                     f"{low}.0{f}, {high}.0{f})))")
+    return f"dst[{off}] = {value};" if n == 1 else f"vstore{n}({value}, 0, dst + {off});"
 
 
 def _times(name: str, factor: int, u: str) -> str | None:
@@ -97,9 +119,10 @@ def render_kernel(plan: KernelPlan) -> tuple[str, str, list[str]]:
 
     # Split the work-item number into one index per loop, fastest first.
     setup = [f"{idx} rest = item;"]
+    in_item = set(plan.fastest)  # a block's source steps are not in the item number
     for n, j in enumerate(plan.fastest):
         extent = chunks if j == last else levels[j].extent
-        if n == len(levels) - 1:
+        if n == len(plan.fastest) - 1:
             setup.append(f"const {idx} {name(j)} = rest;")
         elif extent == 1:
             setup.append(f"const {idx} {name(j)} = 0;")
@@ -110,7 +133,7 @@ def render_kernel(plan: KernelPlan) -> tuple[str, str, list[str]]:
     index = {}
     for d in needed:
         parts = [_times(name(j), lv.mult, u) for j, lv in enumerate(levels[:last])
-                 if lv.dims == (d,)]
+                 if lv.dims == (d,) and j in in_item]
         if inner.dims == (d,) and not inner.merged:
             parts.append(_times(name(last), inner.mult * plan.vec, u))
         setup.append(f"const {idx} i{d}_base = {_sum(parts, u)};")
@@ -126,10 +149,11 @@ def render_kernel(plan: KernelPlan) -> tuple[str, str, list[str]]:
                                   zip(dst.padded_offsets, dst.blocks, dst.strides))
     src_const = src.offset0 + sum(src.padded_offsets[d] * src.strides[d] for d in plan.linear)
     d_terms = [f"{dst_const}{u}"] + [_times(name(j), lv.dst_stride, u)
-                                     for j, lv in enumerate(levels[:last])]
+                                     for j, lv in enumerate(levels[:last]) if j in in_item]
     d_terms.append(_times(name(last), plan.vec * inner.dst_stride, u))
     s_terms = [f"{src_const}{u}"] + [_times(name(j), lv.src_stride, u)
-                                     for j, lv in enumerate(levels[:last]) if lv.merged]
+                                     for j, lv in enumerate(levels[:last])
+                                     if lv.merged and j in in_item]
     if inner.merged:
         s_terms.append(_times(name(last), plan.vec * inner.src_stride, u))
     setup.append(f"const {idx} d_base = {_sum(d_terms, u)};")
@@ -161,16 +185,21 @@ def render_kernel(plan: KernelPlan) -> tuple[str, str, list[str]]:
         params.append(f"__global const {ctype} *restrict {pname}s")
         return f"({ct}){pname}s[{scale_index_expr(kind, dst.dims, names)}]"
 
+    n = plan.vec if plan.vector else 1
+    cv = ct if n == 1 else f"{ct}{n}"
     if no_attr and sdt == ddt:
-        convert.append("dst[d_off] = src[s_off];  // same type: a bit copy")
+        convert.append("dst[d_off] = src[s_off];  // same type: a bit copy" if n == 1 else
+                       f"vstore{n}(vload{n}(0, src + s_off), 0, dst + d_off);  // a bit copy")
     elif no_attr and sdt in INT_CL and ddt in INT_CL:
-        convert.append(f"dst[d_off] = convert_{INT_CL[ddt]}_sat(src[s_off]);")
+        convert.append(f"dst[d_off] = convert_{INT_CL[ddt]}_sat(src[s_off]);" if n == 1 else
+                       f"vstore{n}(convert_{INT_CL[ddt]}{n}_sat(vload{n}(0, src + s_off)), "
+                       f"0, dst + d_off);")
     else:
-        if "bf16" in (sdt, ddt):
+        if "bf16" in (sdt, ddt) and n == 1:
             helpers.add("bf16")
         if ddt == "bf16" and ct == "double":
             helpers.add("bf16_from_double")
-        convert.append(f"{ct} x = {_load(sdt, 'src', 's_off', ct)};")
+        convert.append(f"{cv} x = {_load(sdt, 'src', 's_off', ct, n)};")
         if src_zp is not None:
             convert.append(f"x = x - {value(src_zp, 'src_zp', 'int')};")
         if src_scale is not None:
@@ -178,7 +207,7 @@ def render_kernel(plan: KernelPlan) -> tuple[str, str, list[str]]:
         zp = value(dst_zp, "dst_zp", "int") if dst_zp is not None else None
         if has_sum:
             params.append("const float beta")
-            convert.append(f"{ct} old = {_load(ddt, 'dst', 'd_off', ct)};")
+            convert.append(f"{cv} old = {_load(ddt, 'dst', 'd_off', ct, n)};")
             if zp is not None:
                 convert.append(f"old = old - {zp};")
             convert.append(f"x = x + ({ct})beta * old;")
@@ -186,7 +215,28 @@ def render_kernel(plan: KernelPlan) -> tuple[str, str, list[str]]:
             convert.append(f"x = x / {value(dst_scale, 'dst_scale', 'float')};")
         if zp is not None:
             convert.append(f"x = x + {zp};")
-        convert.append(_store(ddt, "d_off", "x", ct))
+        convert.append(_store(ddt, "d_off", "x", ct, n))
+
+    block = []  # lines that replace the per-element loop
+    if plan.vector:
+        block = ["const int k = 0;"] + per_element + convert
+    elif plan.block:
+        # Load B vectors along the source's contiguous loop (one per step k of
+        # the destination's innermost loop), store their transpose.
+        b, vector = plan.block, f"{STORAGE[sdt]}{plan.block}"
+        lanes = "0123456789abcdef"
+        block.append(f"{vector} " + ", ".join(f"r{k}" for k in range(b)) + ";")
+        for k in range(b):
+            block.append("{")
+            block.append(f"    const int k = {k};")
+            block += ["    " + line for line in per_element if " d_off = " not in line]
+            block.append(f"    r{k} = vload{b}(0, src + s_off);")
+            block.append("}")
+        step = levels[last - 1].dst_stride
+        for j in range(b):
+            lanes_j = ", ".join(f"r{k}.s{lanes[j]}" for k in range(b))
+            block.append(f"vstore{b}(({vector})({lanes_j}), 0, dst + "
+                         f"{_sum(['d_base', f'{j * step}{u}'], u)});")
 
     def level_comment(lv):
         letters = "".join(LETTERS[d] for d in lv.dims)
@@ -201,5 +251,6 @@ def render_kernel(plan: KernelPlan) -> tuple[str, str, list[str]]:
         fp64=ct == "double", helpers=helpers, name=kernel_name,
         src_type=STORAGE[sdt], dst_type=STORAGE[ddt], params=params, idx=idx,
         items=f"{plan.items}{u}", setup=setup, vec=plan.vec,
-        per_element=per_element, padding=padding, convert=convert)
+        per_element=per_element, padding=padding, convert=convert, block=block,
+        vector=plan.vector)
     return source, kernel_name, [p.split()[-1].lstrip("*") for p in params]

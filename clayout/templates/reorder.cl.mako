@@ -1,6 +1,6 @@
 // clayout ${kind}: ${src_desc} -> ${dst_desc}
 // Each work-item writes ${vec} consecutive destination elements of the
-// innermost loop; loops, outermost first: ${loops_comment}
+// innermost loop${" (times %d rows)" % vec if block and not vector else ""}; loops, outermost first: ${loops_comment}
 #pragma OPENCL FP_CONTRACT OFF
 % if fp64:
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -40,6 +40,12 @@ __kernel void ${name}(__global const ${src_type} *restrict src,
     ${line}
 % endfor
 
+% if block:
+    // ${"%d elements as vectors." % vec if vector else "A %dx%d block, transposed in registers." % (vec, vec)}
+% for line in block:
+    ${line}
+% endfor
+% else:
     for (int k = 0; k < ${vec}; ++k) {
 % for line in per_element:
         ${line}
@@ -54,4 +60,5 @@ __kernel void ${name}(__global const ${src_type} *restrict src,
         ${line}
 % endfor
     }
+% endif
 }
