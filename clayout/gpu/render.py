@@ -219,7 +219,12 @@ def render_kernel(plan: KernelPlan) -> tuple[str, str, list[str]]:
 
     block = []  # lines that replace the per-element loop
     if plan.vector:
-        block = ["const int k = 0;"] + per_element + convert
+        block = ["const int k = 0;"] + per_element
+        if padding:
+            zero = f"({STORAGE[ddt]}{n})0"
+            block += [f"if ({padding}) {{", f"    vstore{n}({zero}, 0, dst + d_off);",
+                      "    return;", "}"]
+        block += convert
     elif plan.block:
         # Load B vectors along the source's contiguous loop (one per step k of
         # the destination's innermost loop), store their transpose.
