@@ -11,8 +11,8 @@ import argparse
 import ml_dtypes
 import numpy as np
 
-from common import (clayout_seconds, cly, columns, copy_kernel_seconds, gbps, median_seconds,
-                    print_table, result_row, torch_or_none)
+from common import (CopyBaseline, clayout_seconds, cly, columns, median_seconds, print_table,
+                    result_row, torch_or_none)
 
 CASES = [  # name, src type, src tag, dst type, dst tag, attr
     ("nchw->nhwc", "f32", "nchw", "f32", "nhwc", None),
@@ -67,10 +67,8 @@ def main():
         dims = tuple(int(x) for x in shape.split("x"))
         a = np.random.default_rng(0).standard_normal(dims, dtype=np.float32) * 64
         nbytes = a.nbytes
-        copy = None
-        if engine.is_opencl:
-            copy = gbps(2 * nbytes, copy_kernel_seconds(engine, nbytes, args.repeats))
-        rows = [{"case": "device copy kernel", "GB/s": f"{copy:.2f}" if copy else "-"}]
+        baseline = CopyBaseline(engine, nbytes, args.repeats)
+        results = []
         for name, sdt, stag, ddt, dtag, scale in CASES:
             src_md = cly.MemoryDesc(dims, sdt, tag=stag)
             dst_md = cly.MemoryDesc(dims, ddt, tag=dtag)
@@ -83,7 +81,10 @@ def main():
             t_np = median_seconds(numpy_version(name, a, scale), args.repeats)
             t_pt = (median_seconds(torch_version(torch, name, a, scale), args.repeats)
                     if torch else None)
-            rows.append(result_row(name, prim.impl, t, moved, copy, t_np, t_pt))
+            results.append((name, prim.impl, t, moved, t_np, t_pt))
+            baseline.measure()
+        rows = [baseline.row()] + [result_row(name, impl, t, moved, baseline, t_np, t_pt)
+                                   for name, impl, t, moved, t_np, t_pt in results]
         print_table(f"reorder {shape} (f32 source, {nbytes / 1e6:.1f} MB)", rows,
                     columns(torch is not None))
 

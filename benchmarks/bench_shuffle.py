@@ -10,8 +10,8 @@ import argparse
 
 import numpy as np
 
-from common import (clayout_seconds, cly, columns, copy_kernel_seconds, gbps, median_seconds,
-                    print_table, result_row, torch_or_none)
+from common import (CopyBaseline, clayout_seconds, cly, columns, median_seconds, print_table,
+                    result_row, torch_or_none)
 
 TAGS = ("nchw", "nhwc", "nChw16c")
 
@@ -35,10 +35,8 @@ def main():
     for shape in args.shapes.split(","):
         dims = tuple(int(x) for x in shape.split("x"))
         a = np.random.default_rng(0).standard_normal(dims, dtype=np.float32)
-        copy = None
-        if engine.is_opencl:
-            copy = gbps(2 * a.nbytes, copy_kernel_seconds(engine, a.nbytes, args.repeats))
-        rows = [{"case": "device copy kernel", "GB/s": f"{copy:.2f}" if copy else "-"}]
+        baseline = CopyBaseline(engine, a.nbytes, args.repeats)
+        rows, results = [], []
         for group in (int(g) for g in args.groups.split(",")):
             for tag in TAGS:
                 md = cly.MemoryDesc(dims, "f32", tag=tag)
@@ -59,7 +57,11 @@ def main():
                         x = x.contiguous(memory_format=torch.channels_last)
                     t_pt = median_seconds(lambda: torch.nn.functional.channel_shuffle(x, group),
                                           args.repeats)
-                rows.append(result_row(case, prim.impl, t, 2 * md.size, copy, t_np, t_pt))
+                results.append((case, prim.impl, t, 2 * md.size, t_np, t_pt))
+                baseline.measure()
+        rows = [baseline.row()] + rows + [
+            result_row(case, impl, t, moved, baseline, t_np, t_pt)
+            for case, impl, t, moved, t_np, t_pt in results]
         print_table(f"shuffle {shape} f32, axis 1", rows, columns(torch is not None))
 
 
