@@ -63,6 +63,11 @@ class Memory:
     def _upload(self, data: np.ndarray):
         if not self.engine.is_opencl:
             return data
+        limit = self.engine.caps.max_alloc
+        if data.nbytes > limit:
+            raise InvalidArgumentError(
+                f"{self.md!r} needs {data.nbytes} bytes, more than the {limit} bytes "
+                f"{self.engine.caps.name} allows in one buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE)")
         # OpenCL has no empty buffers; a zero-size tensor still gets one byte.
         data = data if data.size else np.zeros(1, dtype=np.uint8)
         flags = cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR

@@ -1,0 +1,76 @@
+"""Which implementation runs, what CLAYOUT_VERBOSE says, and the device limits honoured."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+import clayout as cly
+import clayout.gpu.build as build
+
+
+def test_verbose_prints_creation_execution_and_builds_once(cl_engine, monkeypatch, capsys):
+    monkeypatch.setenv("CLAYOUT_VERBOSE", "1")
+    src_md = cly.MemoryDesc((2, 19, 3, 5), "f32", tag="nchw")  # dims no other test uses
+    dst_md = cly.MemoryDesc(src_md.dims, "s8", tag="nChw8c")
+    src = cly.Memory.from_numpy(src_md, cl_engine, np.ones(src_md.dims, np.float32))
+    dst = cly.Memory(dst_md, cl_engine)
+    stream = cly.Stream(cl_engine)
+    for _ in range(2):
+        cly.Reorder(src_md, dst_md, engine=cl_engine, attr=cly.Attr(src_scales=2.0)) \
+            .execute(stream, src, dst)
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.split(",")[1] for line in lines] == ["build", "create", "exec", "create", "exec"]
+    assert "src:f32:abcd dst:s8:aBcd8b" in lines[1] and "attr-scales:src:0" in lines[1]
+    assert lines[2].endswith("ms") and "2x19x3x5" in lines[2]
+
+
+def test_verbose_explains_a_host_fallback(cl_engine, monkeypatch, capsys):
+    monkeypatch.setenv("CLAYOUT_VERBOSE", "1")
+    md = cly.MemoryDesc((2,) * 7, "f32")
+    cly.Reorder(md, cly.MemoryDesc(md.dims, "f32", tag="gfedcba"), engine=cl_engine)
+    assert "host:numpy (7 dims: OpenCL kernels serve up to 6)" in capsys.readouterr().err
+
+
+def test_no_output_without_verbose(cl_engine, monkeypatch, capsys):
+    monkeypatch.delenv("CLAYOUT_VERBOSE", raising=False)
+    md = cly.MemoryDesc((2, 3), "f32")
+    cly.Reorder(md, cly.MemoryDesc((2, 3), "f32", tag="ba"), engine=cl_engine)
+    assert capsys.readouterr().err == ""
+
+
+def test_f64_falls_back_to_the_host_without_fp64(cl_engine, monkeypatch):
+    monkeypatch.setattr(cl_engine, "caps", dataclasses.replace(cl_engine.caps, fp64=False))
+    md = cly.MemoryDesc((3, 4), "f64")
+    r = cly.Reorder(md, cly.MemoryDesc((3, 4), "f32", tag="ba"), engine=cl_engine)
+    assert r.impl == "host:numpy (f64: the device lacks cl_khr_fp64)"
+    values = np.arange(12, dtype=np.float64).reshape(3, 4) / 3
+    src = cly.Memory.from_numpy(md, cl_engine, values)
+    dst = cly.Memory(r.dst_md, cl_engine)
+    stream = cly.Stream(cl_engine)
+    r.execute(stream, src, dst)
+    stream.wait()
+    assert np.array_equal(dst.to_numpy(), values.astype(np.float32))
+
+
+def test_identical_dense_layouts_are_a_buffer_copy(cl_engine):
+    md = cly.MemoryDesc((4, 6), "u8", tag="ba")
+    assert cly.Reorder(md, md, engine=cl_engine).impl == "ocl:copy"
+    padded = cly.MemoryDesc((4, 6), "u8", tag="Ab4a")  # no padding: still a copy
+    assert cly.Reorder(padded, padded, engine=cl_engine).impl == "ocl:copy"
+    tail = cly.MemoryDesc((5, 6), "u8", tag="Ab4a")    # padding must be zeroed, not copied
+    assert cly.Reorder(tail, tail, engine=cl_engine).impl == "ocl:generated"
+
+
+def test_memory_beyond_the_device_allocation_limit_is_refused(cl_engine, monkeypatch):
+    monkeypatch.setattr(cl_engine, "caps", dataclasses.replace(cl_engine.caps, max_alloc=1000))
+    with pytest.raises(cly.InvalidArgumentError, match="1024 bytes, more than the 1000"):
+        cly.Memory(cly.MemoryDesc((256,), "f32"), cl_engine)
+
+
+def test_repeated_primitives_build_nothing(cl_engine):
+    md = cly.MemoryDesc((3, 10, 7), "bf16", tag="acb")
+    cly.Shuffle(md, axis=1, group_size=5, engine=cl_engine)
+    before = build.builds
+    for _ in range(3):
+        cly.Shuffle(md, axis=1, group_size=5, engine=cl_engine)
+    assert build.builds == before
