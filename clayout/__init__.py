@@ -1,11 +1,11 @@
 """clayout: oneDNN's memory formats, reorder and shuffle on any OpenCL device."""
 from . import tags
 from .attr import Attr, Scales, ZeroPoints
-from .engine import Engine, Stream
+from .engine import Engine, Stream, default_engine
 from .errors import Error, InvalidArgumentError, UnimplementedError
 from .memory import Memory
 from .memory_desc import MemoryDesc
 from .primitives import Reorder, Shuffle, reorder, shuffle
 
-__all__ = ["Attr", "Reorder", "Shuffle", "shuffle", "Scales", "ZeroPoints", "reorder", "Engine", "Error", "InvalidArgumentError", "Memory", "MemoryDesc",
+__all__ = ["Attr", "Reorder", "Shuffle", "shuffle", "Scales", "ZeroPoints", "reorder", "Engine", "Error", "default_engine", "InvalidArgumentError", "Memory", "MemoryDesc",
            "Stream", "UnimplementedError", "tags"]

@@ -110,6 +110,17 @@ class Engine:
         return f"<Engine opencl: {self.caps.name} ({self.device.platform.name.strip()})>"
 
 
+_DEFAULT = []
+
+
+def default_engine() -> Engine:
+    """The process's shared ``Engine()``, made on first use: what a primitive
+    created without ``engine=`` runs on (so its kernels are built once)."""
+    if not _DEFAULT:
+        _DEFAULT.append(Engine())
+    return _DEFAULT[0]
+
+
 class Stream:
     """An ordered queue of work on an engine: a pyopencl CommandQueue, or
     nothing at all for the host (which runs every call to completion).

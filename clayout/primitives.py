@@ -8,7 +8,7 @@ import numpy as np
 from . import verbose
 from .attr import Attr
 from .dtypes import CORE_TYPES
-from .engine import Engine, Stream
+from .engine import Engine, Stream, default_engine
 from .errors import InvalidArgumentError, UnimplementedError
 from .host import reorder as host_reorder
 from .memory import Memory
@@ -47,7 +47,7 @@ class _Primitive:
     kind = "primitive"
 
     def _setup(self, src_md, dst_md, engine, attr, shuffle):
-        self.engine = engine if engine is not None else Engine()
+        self.engine = engine if engine is not None else default_engine()
         self.src_md, self.dst_md, self.attr, self.shuffle = src_md, dst_md, attr, shuffle
         self._kernel = None
         self._copy_bytes = None
@@ -62,10 +62,8 @@ class _Primitive:
                 self.impl = "ocl:copy"
                 self._copy_bytes = src_md.size
             else:
-                start = time.perf_counter()
                 self._kernel = get_kernel(self.engine, plan_kernel(src_md, dst_md, attr, shuffle))
                 self.impl = "ocl:generated"
-                self._plan_ms = (time.perf_counter() - start) * 1e3
             self._extra_args = self._attr_args()
         else:
             self.impl = "host:numpy" + ("" if not self.engine.is_opencl else f" ({reason})")
@@ -191,8 +189,9 @@ class Reorder(_Primitive):
     """Copy ``src_md``'s tensor into ``dst_md``'s layout and type, optionally
     quantizing with ``attr`` (scales, zero points, sum).
 
-    A destination of format ``any`` takes the source's layout. ``impl`` names
-    the implementation chosen. Raises InvalidArgumentError for mismatched dims
+    A destination of format ``any`` takes the source's layout. Without
+    ``engine`` it runs on ``default_engine()``. ``impl`` names the
+    implementation chosen. Raises InvalidArgumentError for mismatched dims
     or attributes that do not fit.
     """
 

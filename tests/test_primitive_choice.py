@@ -74,3 +74,17 @@ def test_repeated_primitives_build_nothing(cl_engine):
     for _ in range(3):
         cly.Shuffle(md, axis=1, group_size=5, engine=cl_engine)
     assert build.builds == before
+
+
+def test_primitives_without_an_engine_share_the_default_one(cl_engine):
+    engine = cly.default_engine()
+    assert engine is cly.default_engine()
+    md = cly.MemoryDesc((2, 8), "f32")
+    r = cly.Reorder(md, cly.MemoryDesc((2, 8), "f32", tag="ba"))
+    assert r.engine is engine
+    src = cly.Memory.from_numpy(md, engine, np.arange(16, dtype=np.float32).reshape(2, 8))
+    dst = cly.Memory(r.dst_md, engine)
+    stream = cly.Stream(engine)
+    r.execute(stream, src, dst)
+    stream.wait()
+    assert np.array_equal(dst.to_numpy(), src.to_numpy())
