@@ -57,17 +57,24 @@ class _Primitive:
             self.impl = "none (zero elements)"  # nothing to read or write: build nothing
         elif reason is None:
             from .gpu.build import get_kernel
-            from .gpu.plan import plan_kernel
             if self._is_plain_copy():
                 self.impl = "ocl:copy"
                 self._copy_bytes = src_md.size
             else:
-                self._kernel = get_kernel(self.engine, plan_kernel(src_md, dst_md, attr, shuffle))
+                self._kernel = get_kernel(self.engine, self._plan())
                 self.impl = "ocl:generated"
             self._extra_args = self._attr_args()
         else:
             self.impl = "host:numpy" + ("" if not self.engine.is_opencl else f" ({reason})")
         verbose.log("create", self.engine.kind, self.kind, self.impl, self._signature())
+
+    def _plan(self):
+        from .gpu.plan import plan_kernel, shuffle_as_reorder
+        if self.shuffle is not None:
+            views = shuffle_as_reorder(self.src_md, self.dst_md, *self.shuffle)
+            if views is not None:
+                return plan_kernel(*views, None)
+        return plan_kernel(self.src_md, self.dst_md, self.attr, self.shuffle)
 
     def _signature(self) -> str:
         text = f"{_md_text(self.src_md, 'src')} {_md_text(self.dst_md, 'dst')}"

@@ -92,6 +92,34 @@ def _dst_levels(md: MemoryDesc) -> list[Level]:
     return levels + inner[::-1]
 
 
+def _split_axis(md: MemoryDesc, axis: int, sizes: tuple[int, int],
+                strides: tuple[int, int]) -> MemoryDesc:
+    """``md`` with the unblocked dim ``axis`` seen as two dims of ``sizes`` and
+    element ``strides``; its view offset moves into offset0."""
+    def put(values, new):
+        return values[:axis] + tuple(new) + values[axis + 1:]
+
+    return md._replace(
+        dims=put(md.dims, sizes), padded_dims=put(md.padded_dims, sizes),
+        padded_offsets=put(md.padded_offsets, (0, 0)), strides=put(md.strides, strides),
+        offset0=md.offset0 + md.padded_offsets[axis] * md.strides[axis],
+        inner_idxs=tuple(d + (d > axis) for d in md.inner_idxs))
+
+
+def shuffle_as_reorder(src_md: MemoryDesc, dst_md: MemoryDesc, axis: int, group: int):
+    """A shuffle along an axis neither side blocks is a plain reorder of one
+    more dim: with C = rows x group, the source holds (u, v) at u*G + v, the
+    destination at u + v*rows. Seen so, the kernel plan finds its vectors and
+    register transposes by itself. Returns (src view, dst view), or None when
+    a side blocks the axis."""
+    if src_md.blocks[axis] != 1 or dst_md.blocks[axis] != 1:
+        return None
+    rows = src_md.dims[axis] // group
+    s, d = src_md.strides[axis], dst_md.strides[axis]
+    return (_split_axis(src_md, axis, (rows, group), (s * group, s)),
+            _split_axis(dst_md, axis, (rows, group), (d, d * rows)))
+
+
 def _source_step(src: MemoryDesc, level: Level) -> int:
     """How far one step of ``level`` moves in the source (its first step)."""
     if level.merged:
