@@ -88,3 +88,13 @@ def test_primitives_without_an_engine_share_the_default_one(cl_engine):
     r.execute(stream, src, dst)
     stream.wait()
     assert np.array_equal(dst.to_numpy(), src.to_numpy())
+
+
+def test_shuffle_on_an_unblocked_axis_becomes_a_transpose(cl_engine):
+    md = cly.MemoryDesc((2, 64, 4, 4), "f32", tag="nhwc")
+    sh = cly.Shuffle(md, axis=1, group_size=4, engine=cl_engine)
+    # C = 16 x 4: each work-item transposes 4x4 elements in registers.
+    assert sh._kernel.source.count("vload4(") == 4
+    blocked = cly.MemoryDesc((2, 64, 4, 4), "f32", tag="nChw16c")
+    sh = cly.Shuffle(blocked, axis=1, group_size=4, engine=cl_engine)
+    assert "% 16u) * 4u + i1 / 16u" in sh._kernel.source  # the permuted index
