@@ -12,7 +12,7 @@ import ml_dtypes
 import numpy as np
 
 from common import (CopyBaseline, clayout_seconds, cly, columns, median_seconds, print_table,
-                    result_row, torch_or_none)
+                    result_row, shapes, start)
 
 CASES = [  # name, src type, src tag, dst type, dst tag, attr
     ("nchw->nhwc", "f32", "nchw", "f32", "nhwc", None),
@@ -56,15 +56,10 @@ def torch_version(torch, name, a, scale):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--shapes", default="32x256x56x56,2x64x56x56")
-    args = parser.parse_args()
-    engine = cly.Engine()
-    stream = cly.Stream(engine)
-    torch = torch_or_none()
-    print(f"engine: {engine}; PyTorch: {torch.__version__ if torch else 'not installed'}")
-    for shape in args.shapes.split(","):
-        dims = tuple(int(x) for x in shape.split("x"))
+    args, engine, stream, torch = start(parser)
+    for dims in shapes(args.shapes):
+        shape = "x".join(map(str, dims))
         a = np.random.default_rng(0).standard_normal(dims, dtype=np.float32) * 64
         nbytes = a.nbytes
         baseline = CopyBaseline(engine, nbytes, args.repeats)

@@ -11,7 +11,7 @@ import argparse
 import numpy as np
 
 from common import (CopyBaseline, clayout_seconds, cly, columns, median_seconds, print_table,
-                    result_row, torch_or_none)
+                    result_row, shapes, start)
 
 TAGS = ("nchw", "nhwc", "nChw16c")
 
@@ -24,16 +24,11 @@ def numpy_shuffle(a, group):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--shapes", default="32x256x56x56,1x272x56x56")
     parser.add_argument("--groups", default="4,3")
-    args = parser.parse_args()
-    engine = cly.Engine()
-    stream = cly.Stream(engine)
-    torch = torch_or_none()
-    print(f"engine: {engine}; PyTorch: {torch.__version__ if torch else 'not installed'}")
-    for shape in args.shapes.split(","):
-        dims = tuple(int(x) for x in shape.split("x"))
+    args, engine, stream, torch = start(parser)
+    for dims in shapes(args.shapes):
+        shape = "x".join(map(str, dims))
         a = np.random.default_rng(0).standard_normal(dims, dtype=np.float32)
         baseline = CopyBaseline(engine, a.nbytes, args.repeats)
         rows, results = [], []

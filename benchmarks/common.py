@@ -117,6 +117,22 @@ def columns(with_torch: bool) -> list[str]:
     return names + (["torch ms", "vs torch"] if with_torch else [])
 
 
+def start(parser):
+    """Parse the arguments (--repeats, --shapes and the script's own), make the
+    default engine and a stream, and say what runs: (args, engine, stream, torch)."""
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    engine = cly.Engine()
+    torch = torch_or_none()
+    print(f"engine: {engine}; PyTorch: {torch.__version__ if torch else 'not installed'}")
+    return args, engine, cly.Stream(engine), torch
+
+
+def shapes(text: str):
+    """'32x256x56x56,2x64x56x56' as tuples of ints."""
+    return [tuple(int(x) for x in shape.split("x")) for shape in text.split(",")]
+
+
 def print_table(title: str, rows: list[dict], columns: list[str]):
     """A plain fixed-width table."""
     print(f"\n{title}")
@@ -127,4 +143,4 @@ def print_table(title: str, rows: list[dict], columns: list[str]):
 
 
 __all__ = ["cly", "CopyBaseline", "median_seconds", "copy_kernel_seconds", "gbps", "torch_or_none",
-           "clayout_seconds", "print_table", "result_row", "columns"]
+           "clayout_seconds", "print_table", "result_row", "columns", "start", "shapes"]
