@@ -95,6 +95,11 @@ def test_shuffle_on_an_unblocked_axis_becomes_a_transpose(cl_engine):
     sh = cly.Shuffle(md, axis=1, group_size=4, engine=cl_engine)
     # C = 16 x 4: each work-item transposes 4x4 elements in registers.
     assert sh._kernel.source.count("vload4(") == 4
+    # Blocks of 16 on the axis hold whole digits of 64 = 16 x 4: still a transpose.
     blocked = cly.MemoryDesc((2, 64, 4, 4), "f32", tag="nChw16c")
     sh = cly.Shuffle(blocked, axis=1, group_size=4, engine=cl_engine)
-    assert "% 16u) * 4u + i1 / 16u" in sh._kernel.source  # the permuted index
+    assert "vload4(" in sh._kernel.source
+    # 48 = 16 x 3: a block of 16 cuts across the digit of 3, so the index is permuted.
+    cut = cly.MemoryDesc((2, 48, 4, 4), "f32", tag="nChw16c")
+    sh = cly.Shuffle(cut, axis=1, group_size=3, engine=cl_engine)
+    assert "% 16u) * 3u + i1 / 16u" in sh._kernel.source

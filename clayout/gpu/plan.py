@@ -92,32 +92,51 @@ def _dst_levels(md: MemoryDesc) -> list[Level]:
     return levels + inner[::-1]
 
 
-def _split_axis(md: MemoryDesc, axis: int, sizes: tuple[int, int],
-                strides: tuple[int, int]) -> MemoryDesc:
-    """``md`` with the unblocked dim ``axis`` seen as two dims of ``sizes`` and
-    element ``strides``; its view offset moves into offset0."""
+def _split_axis(md: MemoryDesc, axis: int, sizes: tuple[int, int], low: int):
+    """``md`` with dim ``axis`` seen as two dims of ``sizes`` (at ``axis`` and
+    ``axis + 1``); new dim ``low`` (0 or 1) is the low digit of the position
+    along the axis, the other the high one. A block on the axis must fall on
+    the digits whole: inside the low digit, or holding it whole. Returns the
+    view, or None when the block does not fall so."""
+    lo, hi = axis + low, axis + 1 - low
+    lo_range = sizes[low]
+    stride, block = md.strides[axis], md.blocks[axis]
+    blocks = [(size, d + (d > axis)) for size, d in zip(md.inner_blks, md.inner_idxs)]
+    on_axis = [i for i, (_, d) in enumerate(blocks) if d == axis]
+    if block == 1:
+        strides = {lo: stride, hi: stride * lo_range}
+    elif len(on_axis) != 1 or md.dims[axis] % block or md.padded_offsets[axis] % block:
+        return None
+    elif lo_range % block == 0:  # the block lies inside the low digit
+        blocks[on_axis[0]] = (block, lo)
+        strides = {lo: stride, hi: stride * (lo_range // block)}
+    elif block % lo_range == 0:  # the low digit lies inside the block
+        blocks[on_axis[0]:on_axis[0] + 1] = [(block // lo_range, hi), (lo_range, lo)]
+        strides = {hi: stride, lo: stride * (sizes[1 - low] * lo_range // block)}
+    else:
+        return None
+
     def put(values, new):
         return values[:axis] + tuple(new) + values[axis + 1:]
 
     return md._replace(
         dims=put(md.dims, sizes), padded_dims=put(md.padded_dims, sizes),
-        padded_offsets=put(md.padded_offsets, (0, 0)), strides=put(md.strides, strides),
-        offset0=md.offset0 + md.padded_offsets[axis] * md.strides[axis],
-        inner_idxs=tuple(d + (d > axis) for d in md.inner_idxs))
+        padded_offsets=put(md.padded_offsets, (0, 0)),
+        strides=put(md.strides, (strides[axis], strides[axis + 1])),
+        offset0=md.offset0 + md.padded_offsets[axis] // block * stride,
+        inner_blks=tuple(size for size, _ in blocks), inner_idxs=tuple(d for _, d in blocks))
 
 
 def shuffle_as_reorder(src_md: MemoryDesc, dst_md: MemoryDesc, axis: int, group: int):
-    """A shuffle along an axis neither side blocks is a plain reorder of one
-    more dim: with C = rows x group, the source holds (u, v) at u*G + v, the
+    """A shuffle is a plain reorder of one more dim: with C = rows x group,
+    the source holds (u, v) at position u*G + v along the axis, the
     destination at u + v*rows. Seen so, the kernel plan finds its vectors and
     register transposes by itself. Returns (src view, dst view), or None when
-    a side blocks the axis."""
-    if src_md.blocks[axis] != 1 or dst_md.blocks[axis] != 1:
-        return None
+    a block on the axis cuts across the two digits."""
     rows = src_md.dims[axis] // group
-    s, d = src_md.strides[axis], dst_md.strides[axis]
-    return (_split_axis(src_md, axis, (rows, group), (s * group, s)),
-            _split_axis(dst_md, axis, (rows, group), (d, d * rows)))
+    src = _split_axis(src_md, axis, (rows, group), low=1)
+    dst = _split_axis(dst_md, axis, (rows, group), low=0)
+    return None if src is None or dst is None else (src, dst)
 
 
 def _source_step(src: MemoryDesc, level: Level) -> int:
