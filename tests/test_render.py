@@ -16,7 +16,7 @@ def test_plain_conversion_is_one_loop_of_vectors():
     md = cly.MemoryDesc((4, 64, 8, 8), "f32", tag="nchw")
     plan, code = source(md, cly.MemoryDesc(md.dims, "s8", tag="nchw"), Attr(src_scales=0.5))
     assert len(plan.levels) == 1 and plan.vector and plan.vec == 16
-    assert "vload16(0, src + s_off)" in code and "convert_char16(rint(clamp(" in code
+    assert "vload16(0, src + s_off)" in code and "convert_char16(as_int16(clamp(" in code
     assert "const float src_scale" in code
 
 

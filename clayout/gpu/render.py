@@ -74,11 +74,18 @@ def _store(dt: str, off: str, x: str, ct: str, n: int = 1) -> str:
         low, high = {"s32": (-2147483648, 2147483520 if ct == "float" else 2147483647),
                      "s8": (-128, 127), "u8": (0, 255)}[dt]
         f = "f" if ct == "float" else ""
+        t = INT_CL[dt]
         if n == 1:
-            value = f"({INT_CL[dt]})rint(isnan({x}) ? 0.0{f} : clamp({x}, {low}.0{f}, {high}.0{f}))"
+            clamped = f"clamp(isnan({x}) ? 0.0{f} : {x}, {low}.0{f}, {high}.0{f})"
         else:
-            value = (f"convert_{INT_CL[dt]}{n}(rint(clamp(select({x}, ({ct}{n})0, isnan({x})), "
-                     f"{low}.0{f}, {high}.0{f})))")
+            clamped = f"clamp(select({x}, ({ct}{n})0, isnan({x})), {low}.0{f}, {high}.0{f})"
+        if dt != "s32" and ct == "float":
+            # Adding 1.5 * 2^23 rounds a small float to nearest even and leaves
+            # the integer in the low mantissa bits (2x faster than rint on PoCL).
+            value = (f"({t})(as_int({clamped} + 12582912.0f) - 0x4b400000)" if n == 1 else
+                     f"convert_{t}{n}(as_int{n}({clamped} + 12582912.0f) - 0x4b400000)")
+        else:
+            value = f"({t})rint({clamped})" if n == 1 else f"convert_{t}{n}(rint({clamped}))"
     return f"dst[{off}] = {value};" if n == 1 else f"vstore{n}({value}, 0, dst + {off});"
 
 
