@@ -7,8 +7,8 @@ import operator
 import numpy as np
 
 from .dtypes import DataType, data_type as _data_type
-from .errors import InvalidArgumentError, UnimplementedError
-from .tags import MAX_NDIMS, TagLayout, expand_tag, format_tag, parse_tag
+from .errors import InvalidArgumentError
+from .tags import LETTERS, MAX_NDIMS, TagLayout, expand_tag, format_tag, parse_tag
 
 _FIELDS = ("dims", "data_type", "format_kind", "padded_dims", "padded_offsets",
            "offset0", "strides", "inner_blks", "inner_idxs")
@@ -425,10 +425,10 @@ class MemoryDesc:
             layout = self.tag or "strides=" + "x".join(map(str, self.strides))
             if self.inner_blks and not self.tag:
                 layout += " blocks=" + "".join(
-                    f"{s}{'abcdefghijkl'[d]}" for s, d in zip(self.inner_blks, self.inner_idxs))
+                    f"{s}{LETTERS[d]}" for s, d in zip(self.inner_blks, self.inner_idxs))
             if any(self.padded_offsets):
                 layout += " offsets=" + "x".join(map(str, self.padded_offsets))
         return f"<MemoryDesc {dims} {self.data_type} {layout}>"
 
 
-__all__ = ["MemoryDesc", "UnimplementedError"]
+__all__ = ["MemoryDesc"]

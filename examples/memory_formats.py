@@ -1,8 +1,6 @@
 """Tags, strides and submemory, with a picture of where each element lands."""
 import textwrap
 
-import numpy as np
-
 import clayout as cly
 
 

@@ -15,10 +15,8 @@ import math
 from dataclasses import dataclass
 
 from ..attr import Attr
-from ..dtypes import DataType
 from ..memory_desc import MemoryDesc
 
-LETTERS = "abcdefghijkl"
 
 #: Block sizes tried for register transposes, best first (PoCL, f32: 8 and 4 alike).
 BLOCK_SIZES = (8, 4)
@@ -315,7 +313,3 @@ def describe(md: MemoryDesc) -> str:
     """A short comment-friendly description of a descriptor."""
     return f"{md.data_type} {md.tag or 'strides ' + 'x'.join(map(str, md.strides))} " \
            f"{'x'.join(map(str, md.dims))}"
-
-
-def dt_of(md: MemoryDesc) -> DataType:
-    return md.dtype

@@ -8,7 +8,8 @@ from mako.exceptions import text_error_template
 from mako.template import Template
 
 from ..errors import UnimplementedError
-from .plan import LETTERS, KernelPlan, describe, dim_offset_expr, scale_index_expr
+from ..tags import LETTERS
+from .plan import KernelPlan, describe, dim_offset_expr, scale_index_expr
 
 TEMPLATES = pathlib.Path(__file__).resolve().parents[1] / "templates"
 
