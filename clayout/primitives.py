@@ -132,14 +132,20 @@ class _Primitive:
                 f"{arg} memory lives on {mem.engine!r}, the primitive on {self.engine!r}")
 
     def execute(self, stream: Stream, src: Memory, dst: Memory, wait_for=None):
-        """Enqueue the primitive on ``stream``: read ``src``, write ``dst``.
+        """Enqueue the primitive on ``stream`` (a Stream, or a pyopencl
+        CommandQueue of the engine's context): read ``src``, write ``dst``.
 
         Returns the pyopencl Event on an OpenCL engine (None on the host) and
         does not block, except where the host path runs for an OpenCL engine.
         Raises InvalidArgumentError for memories that do not match.
         """
+        if not isinstance(stream, Stream) and self.engine.is_opencl \
+                and hasattr(stream, "context") and hasattr(stream, "finish"):
+            stream = Stream(self.engine, queue=stream)  # a pyopencl CommandQueue
         if not isinstance(stream, Stream) or stream.engine is not self.engine:
-            raise InvalidArgumentError(f"stream {stream!r} is not a Stream of {self.engine!r}")
+            raise InvalidArgumentError(
+                f"stream {stream!r} is neither a Stream of {self.engine!r} nor a "
+                f"pyopencl CommandQueue of its context")
         self._check_memory(src, self.src_md, "src")
         self._check_memory(dst, self.dst_md, "dst")
         start = time.perf_counter()

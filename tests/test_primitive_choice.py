@@ -103,3 +103,21 @@ def test_shuffle_on_an_unblocked_axis_becomes_a_transpose(cl_engine):
     cut = cly.MemoryDesc((2, 48, 4, 4), "f32", tag="nChw16c")
     sh = cly.Shuffle(cut, axis=1, group_size=3, engine=cl_engine)
     assert "% 16u) * 3u + i1 / 16u" in sh._kernel.source
+
+
+def test_execute_takes_a_pyopencl_queue_and_wait_for(cl_engine):
+    import pyopencl as cl
+
+    queue = cl.CommandQueue(cl_engine.context)
+    md = cly.MemoryDesc((4, 8), "s32")
+    values = np.arange(32, dtype=np.int32).reshape(4, 8)
+    src = cly.Memory.from_numpy(md, cl_engine, values)
+    mid = cly.Memory(cly.MemoryDesc((4, 8), "s32", tag="ba"), cl_engine)
+    out = cly.Memory(md, cl_engine)
+    first = cly.Reorder(md, mid.md, engine=cl_engine).execute(queue, src, mid)
+    assert isinstance(first, cl.Event)
+    second = cly.Reorder(mid.md, md, engine=cl_engine).execute(queue, mid, out, wait_for=[first])
+    second.wait()
+    assert np.array_equal(out.to_numpy(), values)
+    with pytest.raises(cly.InvalidArgumentError, match="neither a Stream"):
+        cly.Reorder(md, mid.md, engine=cl_engine).execute("queue", src, mid)
