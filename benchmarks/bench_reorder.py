@@ -11,8 +11,8 @@ import argparse
 import ml_dtypes
 import numpy as np
 
-from common import (CopyBaseline, clayout_seconds, cly, columns, median_seconds, print_table,
-                    result_row, shapes, start)
+from common import (CopyKernel, clayout_run, cly, columns, copy_row, median_seconds, paired,
+                    print_table, result_row, shapes, start)
 
 CASES = [  # name, src type, src tag, dst type, dst tag, attr
     ("nchw->nhwc", "f32", "nchw", "f32", "nhwc", None),
@@ -62,8 +62,8 @@ def main():
         shape = "x".join(map(str, dims))
         a = np.random.default_rng(0).standard_normal(dims, dtype=np.float32) * 64
         nbytes = a.nbytes
-        baseline = CopyBaseline(engine, nbytes, args.repeats)
-        results = []
+        copy = CopyKernel(engine, nbytes) if engine.is_opencl else None
+        rows = []
         for name, sdt, stag, ddt, dtag, scale in CASES:
             src_md = cly.MemoryDesc(dims, sdt, tag=stag)
             dst_md = cly.MemoryDesc(dims, ddt, tag=dtag)
@@ -72,14 +72,12 @@ def main():
             src = cly.Memory.from_numpy(src_md, engine, a)
             dst = cly.Memory(dst_md, engine)
             moved = src_md.size + dst_md.size
-            t = clayout_seconds(prim, stream, src, dst, args.repeats)
+            t, share = paired(clayout_run(prim, stream, src, dst), copy, moved, args.repeats)
             t_np = median_seconds(numpy_version(name, a, scale), args.repeats)
             t_pt = (median_seconds(torch_version(torch, name, a, scale), args.repeats)
                     if torch else None)
-            results.append((name, prim.impl, t, moved, t_np, t_pt))
-            baseline.measure()
-        rows = [baseline.row()] + [result_row(name, impl, t, moved, baseline, t_np, t_pt)
-                                   for name, impl, t, moved, t_np, t_pt in results]
+            rows.append(result_row(name, prim.impl, t, moved, share, t_np, t_pt))
+        rows.insert(0, copy_row(copy))
         print_table(f"reorder {shape} (f32 source, {nbytes / 1e6:.1f} MB)", rows,
                     columns(torch is not None))
 

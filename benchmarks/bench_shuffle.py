@@ -10,8 +10,8 @@ import argparse
 
 import numpy as np
 
-from common import (CopyBaseline, clayout_seconds, cly, columns, median_seconds, print_table,
-                    result_row, shapes, start)
+from common import (CopyKernel, clayout_run, cly, columns, copy_row, median_seconds, paired,
+                    print_table, result_row, shapes, start)
 
 TAGS = ("nchw", "nhwc", "nChw16c")
 
@@ -30,8 +30,8 @@ def main():
     for dims in shapes(args.shapes):
         shape = "x".join(map(str, dims))
         a = np.random.default_rng(0).standard_normal(dims, dtype=np.float32)
-        baseline = CopyBaseline(engine, a.nbytes, args.repeats)
-        rows, results = [], []
+        copy = CopyKernel(engine, a.nbytes) if engine.is_opencl else None
+        rows = []
         for group in (int(g) for g in args.groups.split(",")):
             for tag in TAGS:
                 md = cly.MemoryDesc(dims, "f32", tag=tag)
@@ -43,7 +43,8 @@ def main():
                     continue
                 src = cly.Memory.from_numpy(md, engine, a)
                 dst = cly.Memory(md, engine)
-                t = clayout_seconds(prim, stream, src, dst, args.repeats)
+                t, share = paired(clayout_run(prim, stream, src, dst), copy, 2 * md.size,
+                                  args.repeats)
                 t_np = median_seconds(numpy_shuffle(a, group), args.repeats)
                 t_pt = None
                 if torch:
@@ -52,11 +53,8 @@ def main():
                         x = x.contiguous(memory_format=torch.channels_last)
                     t_pt = median_seconds(lambda: torch.nn.functional.channel_shuffle(x, group),
                                           args.repeats)
-                results.append((case, prim.impl, t, 2 * md.size, t_np, t_pt))
-                baseline.measure()
-        rows = [baseline.row()] + rows + [
-            result_row(case, impl, t, moved, baseline, t_np, t_pt)
-            for case, impl, t, moved, t_np, t_pt in results]
+                rows.append(result_row(case, prim.impl, t, 2 * md.size, share, t_np, t_pt))
+        rows.insert(0, copy_row(copy))
         print_table(f"shuffle {shape} f32, axis 1", rows, columns(torch is not None))
 
 

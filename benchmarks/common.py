@@ -1,4 +1,4 @@
-"""Shared timing helpers for the benchmark scripts: medians, GB/s, the copy baseline."""
+"""Shared timing helpers for the benchmark scripts: medians, GB/s, the copy kernel."""
 from __future__ import annotations
 
 import statistics
@@ -29,62 +29,74 @@ def median_seconds(run, repeats: int, warmup: int = 1) -> float:
     return statistics.median(times)
 
 
-def copy_kernel_seconds(engine, nbytes: int, repeats: int) -> float:
-    """Median time of the device's own float4 copy kernel over ``nbytes``."""
-    import pyopencl as cl
+class CopyKernel:
+    """The device's own float4 copy kernel over ``nbytes``, built once and
+    timed next to each case: on PoCL the copy rate moves between about 28 and
+    56 GB/s from minute to minute, so a case is compared with copies timed in
+    the same moments (pairs), not with one copy timed at the start."""
 
-    queue = cl.CommandQueue(engine.context)
-    program = cl.Program(engine.context, COPY_KERNEL).build()
-    src = cl.Buffer(engine.context, cl.mem_flags.READ_WRITE, nbytes)
-    dst = cl.Buffer(engine.context, cl.mem_flags.READ_WRITE, nbytes)
-    cl.enqueue_fill_buffer(queue, src, np.uint8(1), 0, nbytes)
-    kernel = program.copy_float4
+    def __init__(self, engine, nbytes: int):
+        import pyopencl as cl
 
+        self.nbytes = nbytes
+        self.queue = cl.CommandQueue(engine.context)
+        program = cl.Program(engine.context, COPY_KERNEL).build()
+        self.src = cl.Buffer(engine.context, cl.mem_flags.READ_WRITE, nbytes)
+        self.dst = cl.Buffer(engine.context, cl.mem_flags.READ_WRITE, nbytes)
+        cl.enqueue_fill_buffer(self.queue, self.src, np.uint8(1), 0, nbytes)
+        self.kernel = cl.Kernel(program, "copy_float4")
+        self.rates = []  # GB/s of every timed copy
+
+    def run(self):
+        self.kernel(self.queue, (self.nbytes // 16,), None, self.src, self.dst)
+        self.queue.finish()
+
+
+def paired(run, copy, moved: int, repeats: int):
+    """Time ``run`` and the copy kernel alternately. Returns the median seconds
+    of ``run`` and the median, over the pairs, of its GB/s (``moved`` bytes)
+    over the copy's (None without a copy kernel)."""
+    run()
+    if copy:
+        copy.run()
+    times, shares = [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+        if copy:
+            start = time.perf_counter()
+            copy.run()
+            rate = gbps(2 * copy.nbytes, time.perf_counter() - start)
+            copy.rates.append(rate)
+            shares.append(gbps(moved, times[-1]) / rate)
+    return statistics.median(times), (statistics.median(shares) if shares else None)
+
+
+def copy_row(copy) -> dict:
+    """The table's first row: what the copy kernel did while the cases ran."""
+    if not copy or not copy.rates:
+        return {"case": "device copy kernel", "GB/s": "-"}
+    return {"case": "device copy kernel", "GB/s": f"{statistics.median(copy.rates):.2f}",
+            "impl": f"median of {len(copy.rates)} copies, "
+                    f"{min(copy.rates):.1f} to {max(copy.rates):.1f} GB/s"}
+
+
+def clayout_run(primitive, stream, src, dst):
+    """A callable that runs the primitive to completion."""
     def run():
-        kernel(queue, (nbytes // 16,), None, src, dst)
-        queue.finish()
+        primitive.execute(stream, src, dst)
+        stream.wait()
 
-    return median_seconds(run, repeats)
-
-
-class CopyBaseline:
-    """The device copy kernel's GB/s, measured again between cases: PoCL's
-    copy rate moves by up to 2x from one allocation to the next, so the table
-    compares against the best rate seen in the run (the strictest baseline)."""
-
-    def __init__(self, engine, nbytes: int, repeats: int):
-        self.engine, self.nbytes, self.repeats = engine, nbytes, repeats
-        self.rates = []
-        self.measure()
-
-    def measure(self):
-        if self.engine.is_opencl:
-            seconds = copy_kernel_seconds(self.engine, self.nbytes, self.repeats)
-            self.rates.append(gbps(2 * self.nbytes, seconds))
-
-    @property
-    def best(self):
-        return max(self.rates) if self.rates else None
-
-    @property
-    def median(self):
-        return statistics.median(self.rates) if self.rates else None
-
-    def row(self) -> dict:
-        shown = ", ".join(f"{r:.1f}" for r in self.rates)
-        return {"case": "device copy kernel",
-                "GB/s": f"{self.median:.2f}" if self.rates else "-",
-                "impl": f"median of {len(self.rates)} runs ({shown} GB/s)" if self.rates else ""}
+    return run
 
 
-def result_row(case, impl, seconds, moved, copy: CopyBaseline, numpy_seconds,
-               torch_seconds=None):
-    """One table row: time, GB/s, share of the copy kernel's median and best
-    rate in the run, speed-up over NumPy and PyTorch."""
+def result_row(case, impl, seconds, moved, copy_share, numpy_seconds, torch_seconds=None):
+    """One table row: time, GB/s, share of the copy kernel's rate timed
+    alongside, speed-up over NumPy and PyTorch."""
     rate = gbps(moved, seconds)
     row = {"case": case, "impl": impl, "ms": f"{seconds * 1e3:.2f}", "GB/s": f"{rate:.2f}",
-           "% copy": f"{100 * rate / copy.median:.0f}%" if copy.rates else "-",
-           "% best copy": f"{100 * rate / copy.best:.0f}%" if copy.rates else "-",
+           "% copy": f"{100 * copy_share:.0f}%" if copy_share else "-",
            "numpy ms": f"{numpy_seconds * 1e3:.2f}", "vs numpy": f"{numpy_seconds / seconds:.2f}x"}
     if torch_seconds is not None:
         row.update({"torch ms": f"{torch_seconds * 1e3:.2f}",
@@ -92,8 +104,14 @@ def result_row(case, impl, seconds, moved, copy: CopyBaseline, numpy_seconds,
     return row
 
 
+def columns(with_torch: bool) -> list[str]:
+    names = ["case", "impl", "ms", "GB/s", "% copy", "numpy ms", "vs numpy"]
+    return names + (["torch ms", "vs torch"] if with_torch else [])
+
+
 def gbps(nbytes: int, seconds: float) -> float:
     return nbytes / seconds / 1e9
+
 
 
 def torch_or_none():
@@ -103,18 +121,6 @@ def torch_or_none():
         return None
     return torch
 
-
-def clayout_seconds(primitive, stream, src, dst, repeats: int) -> float:
-    def run():
-        primitive.execute(stream, src, dst)
-        stream.wait()
-
-    return median_seconds(run, repeats)
-
-
-def columns(with_torch: bool) -> list[str]:
-    names = ["case", "impl", "ms", "GB/s", "% copy", "% best copy", "numpy ms", "vs numpy"]
-    return names + (["torch ms", "vs torch"] if with_torch else [])
 
 
 def start(parser):
@@ -128,9 +134,11 @@ def start(parser):
     return args, engine, cly.Stream(engine), torch
 
 
+
 def shapes(text: str):
     """'32x256x56x56,2x64x56x56' as tuples of ints."""
     return [tuple(int(x) for x in shape.split("x")) for shape in text.split(",")]
+
 
 
 def print_table(title: str, rows: list[dict], columns: list[str]):
@@ -142,5 +150,7 @@ def print_table(title: str, rows: list[dict], columns: list[str]):
         print("  ".join(str(r.get(c, "")).ljust(widths[c]) for c in columns))
 
 
-__all__ = ["cly", "CopyBaseline", "median_seconds", "copy_kernel_seconds", "gbps", "torch_or_none",
-           "clayout_seconds", "print_table", "result_row", "columns", "start", "shapes"]
+
+
+__all__ = ["cly", "CopyKernel", "paired", "copy_row", "clayout_run", "median_seconds", "gbps",
+           "torch_or_none", "print_table", "result_row", "columns", "start", "shapes"]
