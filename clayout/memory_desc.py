@@ -403,6 +403,8 @@ class MemoryDesc:
     # -- identity -------------------------------------------------------------
 
     def __eq__(self, other):
+        if self is other:  # the common case in execute(): the primitive's own descriptor
+            return True
         if not isinstance(other, MemoryDesc):
             return NotImplemented
         return all(getattr(self, n) == getattr(other, n) for n in _FIELDS)

@@ -53,7 +53,8 @@ class _Primitive:
         self._copy_bytes = None
         self._extra_args = {}
         reason = self._host_reason()
-        if src_md.nelems() == 0:
+        self._empty = src_md.nelems() == 0
+        if self._empty:
             self.impl = "none (zero elements)"  # nothing to read or write: build nothing
         elif reason is None:
             from .gpu.build import get_kernel
@@ -159,7 +160,7 @@ class _Primitive:
 
     def _run(self, stream, src, dst, wait_for):
         from .gpu import build
-        if self.dst_md.nelems() == 0:
+        if self._empty:
             return build.marker(stream.queue, wait_for) if stream.queue is not None else None
         if self._kernel is not None:
             return self._kernel.launch(stream.queue, src.storage, dst.storage, self._extra_args,
