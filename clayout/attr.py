@@ -20,17 +20,26 @@ class _PerSlice:
     _what = "scales"
 
     def __init__(self, values, mask: int = 0):
-        if not isinstance(mask, numbers.Integral) or mask < 0:
+        if not isinstance(mask, numbers.Integral) or isinstance(mask, bool) or mask < 0:
             raise InvalidArgumentError(f"{self._what} mask {mask!r}: expected an integer >= 0")
-        array = np.asarray(values)
-        if array.ndim > 1 or array.size == 0:
+        if values is None or isinstance(values, (str, bytes)):
             raise InvalidArgumentError(
-                f"{self._what} values {values!r}: expected a number or a 1-d sequence")
-        if self._dtype is np.int32:
-            if not np.issubdtype(array.dtype, np.integer) or \
-                    array.min() < -2**31 or array.max() >= 2**31:
-                raise InvalidArgumentError(
-                    f"{self._what} values {values!r}: expected 32-bit integers")
+                f"{self._what} values {values!r}: expected a number or a 1-d sequence of numbers")
+        try:
+            array = np.asarray(values)
+        except (ValueError, TypeError):  # ragged nested sequences
+            raise InvalidArgumentError(
+                f"{self._what} values {values!r}: expected a number or a 1-d sequence "
+                f"of numbers") from None
+        kind = array.dtype.kind
+        if array.ndim > 1 or kind not in "iuf" and not (array.size == 0 and kind in "iufO"):
+            raise InvalidArgumentError(
+                f"{self._what} values {values!r}: expected a number or a 1-d sequence of "
+                f"{'integers' if self._dtype is np.int32 else 'real numbers'}")
+        if self._dtype is np.int32 and array.size and (
+                kind == "f" or array.min() < -2**31 or array.max() >= 2**31):
+            raise InvalidArgumentError(
+                f"{self._what} values {values!r}: expected 32-bit integers")
         self.mask = int(mask)
         self.values = np.ascontiguousarray(array.reshape(-1), dtype=self._dtype)
         self.values.setflags(write=False)
@@ -95,7 +104,8 @@ class Attr:
         self.dst_scales = _scales(dst_scales)
         self.src_zero_point = _zero_points(src_zero_point)
         self.dst_zero_point = _zero_points(dst_zero_point)
-        if sum_beta is not None and not isinstance(sum_beta, numbers.Real):
+        if sum_beta is not None and (not isinstance(sum_beta, numbers.Real)
+                                     or isinstance(sum_beta, bool)):
             raise InvalidArgumentError(f"sum_beta {sum_beta!r}: expected a number")
         self.sum_beta = None if sum_beta is None else float(sum_beta)
 

@@ -93,10 +93,11 @@ def data_type(value) -> DataType:
     if isinstance(value, str) and value in DATA_TYPES:
         return DATA_TYPES[value]
     np_dtype = None
-    if not isinstance(value, str):  # "f8" would read as NumPy's float64
+    # None would read as NumPy's float64, "f8" too.
+    if value is not None and not isinstance(value, (str, bytes)):
         try:
             np_dtype = np.dtype(value)
-        except TypeError:
+        except (TypeError, ValueError):
             pass
     if np_dtype is not None:
         for dt in DATA_TYPES.values():

@@ -14,11 +14,21 @@ _FIELDS = ("dims", "data_type", "format_kind", "padded_dims", "padded_offsets",
            "offset0", "strides", "inner_blks", "inner_idxs")
 
 
+#: Offsets and sizes are int64 in the kernels and the host path.
+INT64_LIMIT = 2**63
+
+
 def _int_tuple(values, what) -> tuple[int, ...]:
+    if isinstance(values, (str, bytes)):
+        raise InvalidArgumentError(f"{what} {values!r}: expected a sequence of integers")
     try:
         out = tuple(operator.index(v) for v in values)
     except TypeError:
         raise InvalidArgumentError(f"{what} {values!r}: expected a sequence of integers") from None
+    if any(isinstance(v, (bool, np.bool_)) for v in values):
+        raise InvalidArgumentError(f"{what} {values!r}: expected integers, not booleans")
+    if any(abs(v) >= INT64_LIMIT for v in out):
+        raise InvalidArgumentError(f"{what} {values!r}: each must fit in int64 (below 2**63)")
     return out
 
 
@@ -81,7 +91,37 @@ class MemoryDesc:
                     f"strides {strides!r}: {len(strides)} strides for {ndims} dims {dims!r}")
         self._set(dims, dt.name, "blocked", padded, (0,) * ndims, 0, strides,
                   tuple(s for _, s in layout.blocks), tuple(d for d, _ in layout.blocks))
+        self._check_int64()
         self._check_strides()
+
+    @classmethod
+    def from_array(cls, array) -> "MemoryDesc":
+        """The descriptor of a NumPy array or pyopencl Array as it lies in its
+        buffer: dims from its shape, type from its dtype, strides from its
+        strides, and (pyopencl) its byte offset into its buffer as offset0, so
+        that ``Memory(MemoryDesc.from_array(a), engine, buffer=a)`` shares it.
+
+        Raises InvalidArgumentError for a dtype clayout lacks, or strides that
+        are negative, not whole elements, or overlap.
+        """
+        try:
+            shape, dtype, byte_strides = tuple(array.shape), array.dtype, tuple(array.strides)
+        except AttributeError:
+            raise InvalidArgumentError(
+                f"{array!r}: expected a NumPy array or pyopencl Array") from None
+        dt = _data_type(dtype)
+        size = dt.bits // 8
+        offset = getattr(array, "offset", 0)  # pyopencl: bytes into base_data
+        bad = [s for n, s in zip(shape, byte_strides) if n > 1 and (s < 0 or s % size)]
+        if dt.packed or bad or offset % size:
+            raise InvalidArgumentError(
+                f"array of shape {shape}, dtype {dtype}, strides {byte_strides} and offset "
+                f"{offset}: strides and offset must be non-negative whole elements")
+        strides = tuple(s // size if n > 1 else 0 for n, s in zip(shape, byte_strides))
+        dense = MemoryDesc(shape, dt, strides=None)
+        strides = tuple(s if n > 1 else d for n, s, d in zip(shape, strides, dense.strides))
+        md = MemoryDesc(shape, dt, strides=strides)
+        return md._replace(offset0=offset // size) if offset else md
 
     # -- construction helpers -------------------------------------------------
 
@@ -103,6 +143,19 @@ class MemoryDesc:
 
     def __setattr__(self, name, value):
         raise AttributeError("MemoryDesc is immutable")
+
+    def _check_int64(self):
+        """Raise InvalidArgumentError unless every size and offset fits in int64."""
+        padded = math.prod(self.padded_dims)
+        span = max([e * s for e, s in zip(self._outer_extents, self.strides)] + [self.inner_size])
+        for what, value in (("padded dims", max(self.padded_dims)),
+                            ("inner blocks", self.inner_size),
+                            ("element count", padded), ("span", span + self.offset0)):
+            if value >= INT64_LIMIT // 8:
+                raise InvalidArgumentError(
+                    f"dims {self.dims!r} with strides {self.strides!r}"
+                    + (f" and inner blocks {self.inner_blks!r}" if self.inner_blks else "")
+                    + f": the {what} ({value}) does not fit in int64 bytes")
 
     def _check_strides(self):
         if any(s < 0 for s in self.strides):

@@ -30,7 +30,7 @@ _FAMILIES = (
 )
 _FAMILY_BY_LETTERS = {frozenset(f): f for f in _FAMILIES}
 
-_TAG_RE = re.compile(r"^([A-Za-z]+)((?:[0-9]+[A-Za-z])*)$")
+_TAG_RE = re.compile(r"([A-Za-z]+)((?:[0-9]+[A-Za-z])*)")
 _BLOCK_RE = re.compile(r"([0-9]+)([A-Za-z])")
 
 
@@ -47,7 +47,7 @@ def _bad(tag, why):
 
 
 def _split(tag: str):
-    m = _TAG_RE.match(tag)
+    m = _TAG_RE.fullmatch(tag)
     if not m:
         raise _bad(tag, "expected letters for the dims followed by "
                         "<size><letter> inner blocks, e.g. 'aBcd16b'")
