@@ -1,37 +1,246 @@
-"""Moving logical NumPy arrays in and out of physical bytes, for any layout."""
+"""Moving logical NumPy arrays in and out of physical bytes, for any layout.
+
+Two ways, both with bounded scratch memory:
+- a strided NumPy view (``digit_view``) for whole-byte types: each dim is
+  split into its outer index and its inner blocks ("digits"), each digit with
+  its own stride, so a C-order padded array reshaped to the digits lines up
+  with the view and one strided copy moves everything;
+- element offsets computed box by box (``boxes``, ``box_offsets``) for
+  everything else (the packed 4-bit types, shuffled reads, the reorder).
+
+``raw`` is always a uint8 array holding the buffer's bytes from element
+``base`` on (the start of a span read from a device, or 0 for a whole buffer).
+"""
 from __future__ import annotations
+
+import itertools
+import math
 
 import numpy as np
 
+from ..dtypes import DataType
 from ..memory_desc import MemoryDesc
 
-
-def scatter(md: MemoryDesc, array: np.ndarray, raw: np.ndarray):
-    """Write ``array`` (shape md.dims) into the physical bytes ``raw``; the
-    descriptor's own padding gets zeros, every other byte is left alone."""
-    dt = md.dtype
-    padded = md.element_offsets(padded=True)
-    values = np.zeros(padded.shape, dtype=dt.numpy)
-    values[tuple(slice(0, n) for n in md.dims)] = array
-    padded, values = padded.ravel(), values.ravel()
-    if dt.packed:  # two elements a byte, the first in the low nibble
-        nibbles = values.astype(np.int8).view(np.uint8) & 0x0F
-        for half in (0, 1):
-            pick = (padded & 1) == half
-            where = padded[pick] >> 1
-            keep = np.uint8(0xF0 if half == 0 else 0x0F)
-            raw[where] = (raw[where] & keep) | (nibbles[pick] << (4 * half))
-    else:
-        raw.view(dt.numpy)[padded] = values
+#: Elements per box of the offset-based paths: with ~60 bytes of scratch per
+#: element (offsets, values, temporaries) a box stays near 128 MiB.
+BOX_ELEMENTS = 1 << 21
 
 
-def gather(md: MemoryDesc, raw: np.ndarray) -> np.ndarray:
-    """The logical array (shape md.dims) held by the physical bytes ``raw``."""
-    dt = md.dtype
-    offsets = md.element_offsets()
+def element_span(md: MemoryDesc) -> tuple[int, int]:
+    """First and one-past-last element offset of md's own elements, padding
+    included (offsets grow with every index, so the corners bound them)."""
+    own = md.own_padded_dims
+    if md.nelems() == 0:
+        return 0, 0
+    return md.offset((0,) * md.ndims, padded=True), md.offset(tuple(n - 1 for n in own),
+                                                              padded=True) + 1
+
+
+def byte_span(md: MemoryDesc) -> tuple[int, int]:
+    """``element_span`` in bytes, widened to whole bytes for the packed types."""
+    lo, hi = element_span(md)
+    if md.dtype.packed:
+        return lo // 2, (hi + 1) // 2
+    size = md.dtype.bits // 8
+    return lo * size, hi * size
+
+
+def span_base(md: MemoryDesc) -> int:
+    """The element that byte 0 of a ``byte_span`` read holds."""
+    lo, _ = byte_span(md)
+    return lo * 2 if md.dtype.packed else lo // (md.dtype.bits // 8)
+
+
+def is_c_dense(md: MemoryDesc) -> bool:
+    """True when the bytes are exactly a C-order array of shape dims (no blocks,
+    padding, gaps or offset): NumPy's own layout."""
+    if md.inner_blks or md.offset0 or md.is_submemory or md.dtype.packed:
+        return False
+    stride = 1
+    for n, s in reversed(tuple(zip(md.dims, md.strides))):
+        if n > 1 and s != stride:
+            return False
+        stride *= n
+    return True
+
+
+# -- strided views ----------------------------------------------------------------
+
+def _digits(md: MemoryDesc):
+    """Per dim, the (extent, element stride) of its outer index and of each
+    of its inner blocks, most significant first; or None when the padded
+    offsets do not start on block boundaries."""
+    inner_strides = [math.prod(md.inner_blks[j + 1:]) for j in range(len(md.inner_blks))]
+    blocks = md.blocks
+    digits = []
+    for d in range(md.ndims):
+        if md.padded_offsets[d] % blocks[d] or md.own_padded_dims[d] % blocks[d]:
+            return None
+        digits.append([(md.own_padded_dims[d] // blocks[d], md.strides[d])]
+                      + [(size, inner_strides[j]) for j, (size, idx)
+                         in enumerate(zip(md.inner_blks, md.inner_idxs)) if idx == d])
+    return digits
+
+
+def digit_view(md: MemoryDesc, raw: np.ndarray, base: int = 0, dtype=None) -> np.ndarray | None:
+    """A view of ``raw`` with one axis per digit (see ``_digits``): a C-order
+    array of shape md.own_padded_dims reshaped to ``view.shape`` lines up
+    element for element. ``dtype`` (default md's) must have md's size.
+    None for the packed types and unaligned views."""
+    digits = None if md.dtype.packed else _digits(md)
+    if digits is None:
+        return None
+    size = md.dtype.bits // 8
+    first = md.offset((0,) * md.ndims, padded=True) if md.nelems() else base
+    flat = [digit for per_dim in digits for digit in per_dim]
+    return np.ndarray(tuple(n for n, _ in flat), dtype=dtype or md.dtype.numpy, buffer=raw,
+                      offset=(first - base) * size, strides=tuple(s * size for _, s in flat))
+
+
+def box_view(md: MemoryDesc, view: np.ndarray, box) -> np.ndarray:
+    """The part of a ``digit_view`` that holds a box of the padded index
+    space; the box must start and end on md's block boundaries (or at the
+    end of its own padded extent). Reshaped to the box, it is the box's
+    values in C order."""
+    slices = []
+    for d, (start, stop) in enumerate(box):
+        block = md.blocks[d]
+        slices.append(slice(start // block, -(-stop // block)))
+        slices += [slice(None)] * sum(1 for idx in md.inner_idxs if idx == d)
+    return view[tuple(slices)]
+
+
+# -- boxes of indices and their offsets ------------------------------------------
+
+def boxes(shape: tuple[int, ...], limit: int | None = None, align=None):
+    """Split the index space of ``shape`` into boxes of about ``limit``
+    elements (default BOX_ELEMENTS), in C order; each a tuple of (start,
+    stop) per dim. A box starts and ends on multiples of ``align`` (per dim,
+    default 1) or at the end of the dim, so it may hold up to prod(align)
+    times more."""
+    if 0 in shape:
+        return
+    limit = limit or BOX_ELEMENTS
+    align = align or (1,) * len(shape)
+    k = 0
+    while k < len(shape) - 1 and math.prod(shape[k + 1:]) * align[k] > limit:
+        k += 1
+    rows = math.prod(shape[k + 1:]) * math.prod(align[:k])
+    step = max(align[k], limit // rows // align[k] * align[k])
+    starts = [range(0, n, a) for n, a in zip(shape[:k], align[:k])]
+    for lead in itertools.product(*starts):
+        for start in range(0, shape[k], step):
+            yield tuple((i, min(i + a, n)) for i, a, n in zip(lead, align, shape)) \
+                + ((start, min(start + step, shape[k])),) \
+                + tuple((0, n) for n in shape[k + 1:])
+
+
+def box_indices(box) -> list[np.ndarray]:
+    """Index arrays of a box, shaped to broadcast against each other."""
+    ndims = len(box)
+    out = []
+    for d, (start, stop) in enumerate(box):
+        shape = [1] * ndims
+        shape[d] = stop - start
+        out.append(np.arange(start, stop, dtype=np.int64).reshape(shape))
+    return out
+
+
+def box_offsets(md: MemoryDesc, index: list[np.ndarray]) -> np.ndarray:
+    """Element offsets (int64, the broadcast shape of ``index``) of md at the
+    given per-dim index arrays, which may reach into md's own padding."""
+    total = None
+    for d, i in enumerate(index):
+        term = md.dim_offsets(d, i)
+        total = term if total is None else total + term
+    return total + md.offset0
+
+
+def read_elements(dt: DataType, raw: np.ndarray, offsets: np.ndarray, base: int = 0):
+    """The elements of type dt at ``offsets`` (elements from ``base``) of ``raw``."""
+    offsets = offsets - base
     if not dt.packed:
-        return raw.view(dt.numpy)[offsets]
+        size = dt.bits // 8
+        return raw[: raw.size - raw.size % size].view(dt.numpy)[offsets]
     nibbles = (raw[offsets >> 1] >> ((offsets & 1) * 4).astype(np.uint8)) & 0x0F
     if dt.min < 0:  # sign-extend s4
         nibbles = np.where(nibbles >= 8, nibbles.astype(np.int16) - 16, nibbles)
     return nibbles.astype(dt.numpy)
+
+
+_MASK_TYPES = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def write_elements(dt: DataType, raw: np.ndarray, offsets: np.ndarray, values: np.ndarray,
+                   base: int = 0, written: np.ndarray | None = None):
+    """Store ``values`` (type dt) at ``offsets``; every other bit of ``raw`` is
+    left alone. ``written`` (a uint8 array like raw), when given, gets the
+    bits written set: the mask a partial write to a device buffer needs."""
+    offsets = (offsets - base).ravel()
+    values = np.broadcast_to(values, offsets.shape if values.ndim == 0 else values.shape).ravel()
+    if not dt.packed:
+        size = dt.bits // 8
+        whole = raw.size - raw.size % size
+        raw[:whole].view(dt.numpy)[offsets] = values
+        if written is not None:
+            written[:whole].view(_MASK_TYPES[size])[offsets] = np.iinfo(_MASK_TYPES[size]).max
+        return
+    nibbles = values.astype(np.int8).view(np.uint8) & 0x0F
+    for half in (0, 1):  # two elements a byte, the first in the low nibble
+        pick = (offsets & 1) == half
+        where = offsets[pick] >> 1
+        keep = np.uint8(0xF0 if half == 0 else 0x0F)
+        raw[where] = (raw[where] & keep) | (nibbles[pick] << (4 * half))
+        if written is not None:
+            written[where] |= ~keep
+
+
+# -- whole tensors -----------------------------------------------------------------
+
+def scatter(md: MemoryDesc, array: np.ndarray, raw: np.ndarray, base: int = 0):
+    """Write ``array`` (shape md.dims) into the bytes ``raw``; the descriptor's
+    own padding gets zeros, every other byte is left alone."""
+    if md.nelems() == 0:
+        return
+    view = digit_view(md, raw, base)
+    own = md.own_padded_dims
+    if view is not None:
+        if own != md.dims:
+            padded = np.zeros(own, dtype=md.dtype.numpy)
+            padded[tuple(slice(0, n) for n in md.dims)] = array
+            array = padded
+        view[...] = np.ascontiguousarray(array).reshape(view.shape)
+        return
+    for box in boxes(own):
+        values = _values_in_box(array, md.dims, box)
+        write_elements(md.dtype, raw, box_offsets(md, box_indices(box)), values, base)
+
+
+def _values_in_box(array, dims, box):
+    """``array``'s values over a box of the padded index space, 0 in the padding."""
+    inside = tuple(slice(start, min(stop, n)) for (start, stop), n in zip(box, dims))
+    values = array[inside]
+    if values.shape != tuple(stop - start for start, stop in box):
+        full = np.zeros(tuple(stop - start for start, stop in box), dtype=array.dtype)
+        full[tuple(slice(0, n) for n in values.shape)] = values
+        values = full
+    return values
+
+
+def gather(md: MemoryDesc, raw: np.ndarray, base: int = 0) -> np.ndarray:
+    """The logical array (shape md.dims) held by the bytes ``raw``."""
+    out = np.empty(md.dims, dtype=md.dtype.numpy)
+    if md.nelems() == 0:
+        return out
+    view = digit_view(md, raw, base)
+    own = md.own_padded_dims
+    if view is not None:
+        padded = out if own == md.dims else np.empty(own, dtype=out.dtype)
+        padded.reshape(view.shape)[...] = view
+        if padded is not out:
+            out[...] = padded[tuple(slice(0, n) for n in md.dims)]
+        return out
+    for box in boxes(md.dims):
+        out[tuple(slice(a, b) for a, b in box)] = read_elements(
+            md.dtype, raw, box_offsets(md, box_indices(box)), base)
+    return out

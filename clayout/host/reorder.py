@@ -1,12 +1,17 @@
-"""The NumPy reorder (and shuffle): gather the source, convert, scatter into the destination."""
+"""The NumPy reorder (and shuffle): box by box, gather the source, convert,
+scatter into the destination, so scratch memory stays bounded whatever the
+tensor size (see layout.BOX_ELEMENTS)."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from ..attr import Attr
 from ..dtypes import DataType
 from ..memory_desc import MemoryDesc
-from .layout import gather, scatter
+from .layout import (box_indices, box_offsets, box_view, boxes, digit_view, read_elements,
+                     write_elements)
 
 # The largest f32 below 2^31: f32 -> s32 saturates here, not at INT_MAX.
 S32_MAX_FROM_F32 = 2147483520.0
@@ -17,52 +22,74 @@ def compute_dtype(src: DataType, dst: DataType):
     return np.float64 if "f64" in (src.name, dst.name) else np.float32
 
 
-def _per_slice(values, mask, ndims, dims):
-    """Values of a Scales/ZeroPoints shaped to broadcast over a tensor of ``dims``."""
-    shape = [dims[d] if mask >> d & 1 else 1 for d in range(ndims)]
-    return values.reshape(shape)
-
-
-def f64_to_bf16(values: np.ndarray) -> np.ndarray:
-    """Round f64 to bf16 once: via f32 rounded to odd, which cannot double-round."""
-    import ml_dtypes
+def f64_to_f32_odd(values: np.ndarray) -> np.ndarray:
+    """f64 rounded to f32 "to odd": truncated, with the last bit set when
+    inexact. Rounding that once more to a type of at least two fewer
+    significand bits gives the correctly rounded result (no double rounding)."""
     with np.errstate(over="ignore", invalid="ignore"):
         f = values.astype(np.float32)
-        # Truncate toward zero, then mark inexact results odd.
         bits = f.view(np.uint32).copy()
         overshoot = np.abs(f.astype(np.float64)) > np.abs(values)
         bits[overshoot] -= 1
         inexact = (bits.view(np.float32).astype(np.float64) != values) & np.isfinite(values)
         bits[inexact] |= 1
-    return bits.view(np.float32).astype(ml_dtypes.bfloat16)
+    return bits.view(np.float32)
 
 
 def convert(values: np.ndarray, dst: DataType) -> np.ndarray:
-    """Convert f32/f64 values to ``dst``: round to nearest even; integers saturate
-    and take 0 for NaN; floats overflow to inf and keep NaN."""
+    """Convert f32/f64 values to ``dst`` with one rounding, to nearest even;
+    integers saturate and take 0 for NaN; floats follow their type's overflow
+    rule (inf, or NaN for f8_e4m3, which has no infinity) and keep NaN."""
     if dst.is_int:
         high = S32_MAX_FROM_F32 if dst.name == "s32" and values.dtype == np.float32 else dst.max
         v = np.where(np.isnan(values), 0, values)
         return np.rint(np.clip(v, dst.min, high)).astype(dst.numpy)
-    if dst.name == "bf16" and values.dtype == np.float64:
-        return f64_to_bf16(values)
-    with np.errstate(over="ignore"):
+    if values.dtype == np.float64 and dst.name not in ("f64", "f32", "f16"):
+        # ml_dtypes converts f64 through f32, rounding twice; go through f32
+        # rounded to odd instead (NumPy's own f64 -> f32 / f16 round once).
+        values = f64_to_f32_odd(values)
+    with np.errstate(over="ignore", invalid="ignore"):
         return values.astype(dst.numpy)
 
 
+def _per_slice(v, ndims: int, dims, index, ct):
+    """A Scales/ZeroPoints' values for the elements at ``index`` (broadcastable)."""
+    if v.mask == 0:
+        return ct(v.values[0])
+    shape = [dims[d] if v.mask >> d & 1 else 1 for d in range(ndims)]
+    full = v.values.reshape(shape).astype(ct)
+    picks = tuple(index[d] if v.mask >> d & 1 else np.zeros((1,) * ndims, np.int64)
+                  for d in range(ndims))
+    return full[picks]
+
+
 def reorder_values(src: np.ndarray, src_dt: DataType, dst_dt: DataType,
-                   attr: Attr | None, dst_old: np.ndarray | None = None) -> np.ndarray:
-    """The reorder of logical arrays: DESIGN.md's formula, saturation and rounding."""
+                   attr: Attr | None, dst_old: np.ndarray | None = None, index=None,
+                   dims=None) -> np.ndarray:
+    """DESIGN.md's formula, saturation and rounding, on the values ``src``.
+
+    ``index`` (per-dim index arrays) and ``dims`` place the values in the
+    tensor, for per-slice scales and zero points; without them ``src`` is the
+    whole tensor.
+    """
     if attr is None or attr.is_empty:
         if src_dt == dst_dt:
             return src.copy()  # bit exact, NaN payloads included
-        if src_dt.is_int and dst_dt.is_int:
-            return np.clip(src.astype(np.int64), dst_dt.min, dst_dt.max).astype(dst_dt.numpy)
+        if src_dt.is_int and dst_dt.is_int:  # saturate, in the source's own type
+            if src_dt.packed:
+                src = src.astype(np.int8)
+            low, high = max(dst_dt.min, src_dt.min), min(dst_dt.max, src_dt.max)
+            if (low, high) != (src_dt.min, src_dt.max):
+                src = np.clip(src, np.asarray(low, src.dtype), np.asarray(high, src.dtype))
+            return src.astype(dst_dt.numpy)
     ct = compute_dtype(src_dt, dst_dt)
-    ndims, dims = src.ndim, src.shape
+    if index is None and dims is None:  # the whole tensor
+        dims = src.shape
+        index = [np.arange(n).reshape([n if e == d else 1 for e in range(src.ndim)])
+                 for d, n in enumerate(src.shape)]
 
     def values(v):
-        return _per_slice(v.values, v.mask, ndims, dims).astype(ct)
+        return _per_slice(v, len(dims), dims, index, ct)
 
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         x = src.astype(ct)
@@ -84,20 +111,101 @@ def reorder_values(src: np.ndarray, src_dt: DataType, dst_dt: DataType,
 
 
 def reorder(src_md: MemoryDesc, src_raw: np.ndarray, dst_md: MemoryDesc, dst_raw: np.ndarray,
-            attr: Attr | None = None, shuffle: tuple[int, int] | None = None):
+            attr: Attr | None = None, shuffle: tuple[int, int] | None = None,
+            src_base: int = 0, dst_base: int = 0, written: np.ndarray | None = None):
     """Reorder the tensor in the bytes ``src_raw`` into the bytes ``dst_raw`` (in place).
 
-    ``shuffle=(axis, group)`` reads the source along ``axis`` in shuffled order.
-    Only the destination's elements and its own padding are written.
+    ``shuffle=(axis, group)`` reads the source along ``axis`` in shuffled
+    order. Only the destination's elements and its own padding are written;
+    ``written`` (optional, like dst_raw) gets the bits written set. The raw
+    arrays may hold a span of their buffer that starts at element
+    ``src_base`` / ``dst_base``.
     """
     if src_md.nelems() == 0:
         return
-    src = gather(src_md, src_raw)
+    src = _Side(src_md, src_raw, src_base, view=shuffle is None)
+    dst = _Side(dst_md, dst_raw, dst_base, written=written)
+    dims = dst_md.dims
+    order = None
     if shuffle is not None:
         axis, group = shuffle
-        src = np.take(src, shuffled_source_index(src_md.dims[axis], group), axis=axis)
-    old = gather(dst_md, dst_raw) if attr is not None and attr.sum_beta is not None else None
-    scatter(dst_md, reorder_values(src, src_md.dtype, dst_md.dtype, attr, old), dst_raw)
+        order = shuffled_source_index(dims[axis], group)
+    has_sum = attr is not None and attr.sum_beta is not None
+    # Index arrays only where something depends on the position.
+    per_slice = order is not None or (attr is not None and any(
+        v is not None and v.mask for v in (attr.src_scales, attr.dst_scales,
+                                           attr.src_zero_point, attr.dst_zero_point)))
+    align = tuple(math.lcm(a, b) for a, b in zip(src.align, dst.align))
+    for box in boxes(dst_md.own_padded_dims, align=align):
+        shape = tuple(stop - start for start, stop in box)
+        # The part of the box inside the tensor; the rest is dst's padding.
+        inner = tuple((start, min(stop, n)) for (start, stop), n in zip(box, dims))
+        if inner == box:
+            out = None
+        else:
+            out = np.zeros(shape, dst_md.dtype.numpy)
+            if not all(start < stop for start, stop in inner):
+                dst.write(box, out)  # all padding
+                continue
+        index = box_indices(inner) if per_slice else None
+        if order is not None:
+            values = src.read_indices(index, axis, order)
+        else:
+            values = src.read(inner)
+        old = dst.read(inner) if has_sum else None
+        part = reorder_values(values, src_md.dtype, dst_md.dtype, attr, old, index, dims)
+        if out is None:
+            out = part
+        else:
+            out[tuple(slice(0, stop - start) for start, stop in inner)] = part
+        dst.write(box, out)
+
+
+class _Side:
+    """One side of a reorder: its bytes, read and written box by box through
+    a strided view where the layout allows, else through element offsets."""
+
+    def __init__(self, md, raw, base, view=True, written=None):
+        self.md, self.raw, self.base, self.written = md, raw, base, written
+        self.view = digit_view(md, raw, base) if view else None
+        self.mask_view = None
+        if self.view is not None and written is not None:
+            mask_type = np.dtype(f"u{md.dtype.bits // 8}")
+            self.mask_view = digit_view(md, written, base, dtype=mask_type)
+        self.align = md.blocks if self.view is not None else (1,) * md.ndims
+
+    def read(self, box) -> np.ndarray:
+        """The values of a box (inside the tensor) in C order."""
+        if self.view is None:
+            return read_elements(self.md.dtype, self.raw, box_offsets(self.md, box_indices(box)),
+                                 self.base)
+        # Widen the box to whole blocks, read, and keep the box.
+        own = self.md.own_padded_dims
+        blocks = self.md.blocks
+        wide = tuple((start, min(-(-stop // b) * b, n))
+                     for (start, stop), b, n in zip(box, blocks, own))
+        values = box_view(self.md, self.view, wide).reshape(
+            tuple(stop - start for start, stop in wide))
+        return values[tuple(slice(0, stop - start) for start, stop in box)]
+
+    def read_indices(self, index, axis, order) -> np.ndarray:
+        """The values at the broadcast ``index`` arrays, with the ``axis``
+        index mapped through ``order`` (a shuffled read)."""
+        index = list(index)
+        index[axis] = order[index[axis]]
+        return read_elements(self.md.dtype, self.raw, box_offsets(self.md, index), self.base)
+
+    def write(self, box, values):
+        """Store a box of values (padding included): whole blocks through the
+        view, else element by element."""
+        if self.view is None:
+            write_elements(self.md.dtype, self.raw, box_offsets(self.md, box_indices(box)),
+                           values, self.base, self.written)
+            return
+        target = box_view(self.md, self.view, box)
+        target[...] = values.reshape(target.shape)
+        if self.mask_view is not None:
+            box_view(self.md, self.mask_view, box)[...] = np.iinfo(self.mask_view.dtype).max
 
 
 def shuffled_source_index(channels: int, group: int) -> np.ndarray:
