@@ -1,7 +1,14 @@
-"""Engine (an OpenCL device, or the host) and Stream (an OpenCL command queue)."""
+"""Engine (an OpenCL device, or the host) and Stream (an OpenCL command queue).
+
+Also the argument checks every public call shares: ``as_engine`` (an Engine or
+a pyopencl Context), ``as_stream`` (a Stream or a pyopencl CommandQueue) and
+``check_wait_for`` (a list of pyopencl Events of the engine's context).
+"""
 from __future__ import annotations
 
 import os
+import threading
+import weakref
 from dataclasses import dataclass
 
 from .errors import InvalidArgumentError, UnimplementedError
@@ -31,7 +38,13 @@ def opencl_devices() -> list:
 
 @dataclass(frozen=True)
 class DeviceCaps:
-    """What the kernels need to know about a device, read once."""
+    """What the kernels need to know about a device, read once.
+
+    ``convert_on_device_bytes``: ``Memory.from_numpy`` and ``to_numpy`` move
+    tensors at least this big as dense bytes and change the layout with a
+    generated kernel (a kernel build, ~0.1 s once, buys a conversion several
+    times faster than NumPy's strided copy); smaller ones convert on the host.
+    """
 
     name: str
     fp16: bool
@@ -39,6 +52,7 @@ class DeviceCaps:
     max_work_group_size: int
     max_alloc: int
     address_bits: int
+    convert_on_device_bytes: int = 8 << 20
 
 
 class Engine:
@@ -46,13 +60,22 @@ class Engine:
     or ``Engine()`` (PYOPENCL_CTX if set, else the first OpenCL GPU, else the
     first OpenCL device, else the host).
 
-    ``Engine("opencl", context=ctx)`` adopts an existing pyopencl Context.
-    Raises UnimplementedError when OpenCL is asked for and no device exists.
+    ``Engine("opencl", context=ctx)`` adopts an existing pyopencl Context (and
+    ``device=``, one of its devices; else its first). Two engines are equal
+    when they are the same kind on the same context and device. Raises
+    InvalidArgumentError for arguments of the wrong kind, UnimplementedError
+    when OpenCL is asked for and no device exists.
     """
 
     def __init__(self, kind: str | None = None, device=None, context=None):
-        if kind not in (None, "opencl", "host"):
+        if kind is not None and not (isinstance(kind, str) and kind in ("opencl", "host")):
             raise InvalidArgumentError(f"engine kind {kind!r}: expected 'opencl' or 'host'")
+        if device is not None and (cl is None or not isinstance(device, cl.Device)):
+            raise InvalidArgumentError(f"engine device {device!r}: expected a pyopencl Device")
+        if context is not None and (cl is None or not isinstance(context, cl.Context)):
+            raise InvalidArgumentError(f"engine context {context!r}: expected a pyopencl Context")
+        if kind == "host" and (device is not None or context is not None):
+            raise InvalidArgumentError("a host engine takes no device= or context=")
         if kind is None:
             kind = "opencl" if (device is not None or context is not None
                                 or "PYOPENCL_CTX" in os.environ or opencl_devices()) else "host"
@@ -60,12 +83,16 @@ class Engine:
         self.context = None
         self.device = None
         self.caps = None
-        self._queue = None
+        self._lock = threading.Lock()
+        self._queues = {}
         if kind == "host":
             return
         if cl is None:
             raise UnimplementedError("engine 'opencl': pyopencl cannot be imported")
         if context is not None:
+            if device is not None and device not in context.devices:
+                raise InvalidArgumentError(
+                    f"engine device {device.name.strip()!r} is not a device of context {context!r}")
             self.context = context
             self.device = device or context.devices[0]
         else:
@@ -93,16 +120,46 @@ class Engine:
             address_bits=d.address_bits,
         )
 
+    def internal_queue(self, purpose: str = "transfer"):
+        """One of the engine's own in-order queues, made on first use.
+
+        ``"transfer"`` carries Memory's fills and copies; ``"host"`` carries
+        only the writes of host-path results, which wait on nothing, so no
+        user event held back elsewhere can stall them.
+        """
+        with self._lock:
+            queue = self._queues.get(purpose)
+            if queue is None and self.is_opencl:
+                queue = self._queues[purpose] = cl.CommandQueue(self.context, self.device)
+            return queue
+
     @property
     def queue(self):
         """The engine's own in-order queue, for copies in and out of Memory."""
-        if self._queue is None and self.is_opencl:
-            self._queue = cl.CommandQueue(self.context, self.device)
-        return self._queue
+        return self.internal_queue("transfer")
 
     @property
     def is_opencl(self) -> bool:
         return self.kind == "opencl"
+
+    def _identity(self):
+        if self.kind == "host":
+            return ("host",)
+        return ("opencl", self.context.int_ptr, self.device.int_ptr)
+
+    def __eq__(self, other):
+        if not isinstance(other, Engine):
+            return NotImplemented
+        return self is other or self._identity() == other._identity()
+
+    def __hash__(self):
+        return hash(self._identity())
+
+    def describe(self) -> str:
+        """repr plus the context's address: tells apart engines whose reprs are equal."""
+        if self.kind == "host":
+            return repr(self)
+        return f"{self!r} (context {self.context.int_ptr:#x})"
 
     def __repr__(self):
         if self.kind == "host":
@@ -111,31 +168,59 @@ class Engine:
 
 
 _DEFAULT = []
+_DEFAULT_LOCK = threading.Lock()
+# Engines made for pyopencl Contexts passed where an Engine is expected, so
+# that the same context gives the same engine (and its queues) while in use.
+_FOR_CONTEXT: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
 def default_engine() -> Engine:
     """The process's shared ``Engine()``, made on first use: what a primitive
     created without ``engine=`` runs on (so its kernels are built once)."""
-    if not _DEFAULT:
-        _DEFAULT.append(Engine())
-    return _DEFAULT[0]
+    with _DEFAULT_LOCK:
+        if not _DEFAULT:
+            _DEFAULT.append(Engine())
+        return _DEFAULT[0]
+
+
+def as_engine(value, what: str = "engine") -> Engine:
+    """``value`` as an Engine: an Engine, or a pyopencl Context (its first device).
+
+    Raises InvalidArgumentError for anything else.
+    """
+    if isinstance(value, Engine):
+        return value
+    if cl is not None and isinstance(value, cl.Context):
+        key = (value.int_ptr, value.devices[0].int_ptr)
+        with _DEFAULT_LOCK:
+            engine = _FOR_CONTEXT.get(key)
+            if engine is None:
+                engine = _FOR_CONTEXT[key] = Engine("opencl", context=value)
+        return engine
+    raise InvalidArgumentError(
+        f"{what} {value!r}: expected a clayout Engine or a pyopencl Context")
 
 
 class Stream:
     """An ordered queue of work on an engine: a pyopencl CommandQueue, or
     nothing at all for the host (which runs every call to completion).
 
-    ``Stream(engine, queue=q)`` adopts an existing queue of the engine's context.
+    ``engine`` may be a pyopencl Context; ``Stream(engine, queue=q)`` adopts an
+    existing queue of the engine's context. Raises InvalidArgumentError for
+    arguments of the wrong kind or context.
     """
 
     def __init__(self, engine: Engine, queue=None, profiling: bool = False):
-        self.engine = engine
+        self.engine = engine = as_engine(engine, "stream engine")
         self.queue = None
         if engine.is_opencl:
             if queue is not None:
+                if not isinstance(queue, cl.CommandQueue):
+                    raise InvalidArgumentError(
+                        f"stream queue {queue!r}: expected a pyopencl CommandQueue")
                 if queue.context != engine.context:
                     raise InvalidArgumentError(
-                        f"queue {queue!r} belongs to another context than {engine!r}")
+                        f"queue {queue!r} belongs to another context than {engine.describe()}")
                 self.queue = queue
             else:
                 props = cl.command_queue_properties.PROFILING_ENABLE if profiling else 0
@@ -150,3 +235,41 @@ class Stream:
 
     def __repr__(self):
         return f"<Stream on {self.engine!r}>"
+
+
+def as_stream(value, engine: Engine) -> Stream:
+    """``value`` as a Stream of ``engine``: a Stream of an equal engine, or a
+    pyopencl CommandQueue of its context. Raises InvalidArgumentError otherwise."""
+    if isinstance(value, Stream) and value.engine == engine:
+        return value
+    if cl is not None and isinstance(value, cl.CommandQueue) and engine.is_opencl \
+            and value.context == engine.context:
+        return Stream(engine, queue=value)
+    raise InvalidArgumentError(
+        f"stream {value!r} is neither a Stream of {engine.describe()} nor a "
+        f"pyopencl CommandQueue of its context")
+
+
+def check_wait_for(wait_for, engine: Engine) -> list:
+    """``wait_for`` as a list of pyopencl Events of ``engine``'s context.
+
+    None and [] mean nothing to wait for. The host engine runs each call at
+    once, so it takes no events. Raises InvalidArgumentError otherwise.
+    """
+    if wait_for is None:
+        return []
+    if not isinstance(wait_for, (list, tuple)):
+        raise InvalidArgumentError(
+            f"wait_for {wait_for!r}: expected a list of pyopencl Events (or None)")
+    if wait_for and not engine.is_opencl:
+        raise InvalidArgumentError(
+            f"wait_for {wait_for!r} on {engine!r}: the host engine runs each call at once "
+            f"and cannot wait for events; wait for them first")
+    for event in wait_for:
+        if not isinstance(event, cl.Event):
+            raise InvalidArgumentError(
+                f"wait_for entry {event!r}: expected a pyopencl Event")
+        if event.context != engine.context:
+            raise InvalidArgumentError(
+                f"wait_for event {event!r} belongs to another context than {engine.describe()}")
+    return list(wait_for)

@@ -1,16 +1,33 @@
-"""Memory: a descriptor plus storage on an engine, with NumPy in and out."""
+"""Memory: a descriptor plus storage on an engine, with NumPy in and out.
+
+A Memory remembers the events of the writes clayout enqueued on it (as
+pyopencl's Array keeps ``events``): reads wait for every pending write to its
+buffer, writes for the pending writes to the same Memory.
+"""
 from __future__ import annotations
 
 import numpy as np
 
-from .engine import Engine, cl
+from .engine import Engine, as_engine, as_stream, check_wait_for, cl
 from .errors import InvalidArgumentError
-from .host.layout import gather, scatter
+from .host.layout import byte_span, gather, is_c_dense, scatter, span_base
 from .memory_desc import MemoryDesc
+
+if cl is not None:
+    from .gpu.events import PendingWrites, wait_for_events
+else:  # pragma: no cover - exercised only without pyopencl
+    PendingWrites = wait_for_events = None
 
 
 def _as_dtype(md: MemoryDesc, array) -> np.ndarray:
-    array = np.asarray(array)
+    """``array`` as a C-contiguous NumPy array of md's type and dims, converted
+    only where NumPy calls that safe. Raises InvalidArgumentError otherwise."""
+    if array is None or isinstance(array, (str, bytes)):
+        raise InvalidArgumentError(f"array {array!r}: expected a NumPy array of shape {md.dims}")
+    try:
+        array = np.asarray(array)
+    except (ValueError, TypeError) as error:  # ragged nested lists, odd objects
+        raise InvalidArgumentError(f"array {array!r} is not a rectangular array: {error}") from None
     target = md.dtype.numpy
     if array.shape != md.dims:
         raise InvalidArgumentError(
@@ -20,115 +37,350 @@ def _as_dtype(md: MemoryDesc, array) -> np.ndarray:
             f"array of dtype {array.dtype} cannot be stored as {md.data_type} without "
             f"loss; convert it first (e.g. array.astype(clayout.dtypes.DATA_TYPES"
             f"[{md.data_type!r}].numpy)) or reorder from a {array.dtype} memory")
-    return array.astype(target, copy=False)
+    return np.ascontiguousarray(array, dtype=target)
+
+
+def _raw_bytes(raw) -> np.ndarray:
+    """A bytes-like object (bytes, bytearray, a contiguous NumPy array) as uint8."""
+    try:
+        view = memoryview(raw)
+        if not view.contiguous:
+            raise TypeError("not contiguous")
+        return np.frombuffer(view.cast("B"), dtype=np.uint8)
+    except (TypeError, ValueError) as error:
+        raise InvalidArgumentError(
+            f"raw {raw!r}: expected a contiguous bytes-like object or NumPy array ({error})"
+        ) from None
+
+
+def _need(md: MemoryDesc) -> int:
+    """Bytes a buffer must hold for md: its span plus its offset0."""
+    return md.size + md.dtype.nbytes(md.offset0)
+
+
+def _stream_queue(queue, engine):
+    return engine.queue if queue is None else as_stream(queue, engine).queue
 
 
 class Memory:
     """A tensor: a MemoryDesc and the storage that holds it on an engine.
 
-    ``Memory(md, engine)`` allocates ``md.size`` zero bytes; ``raw=`` copies a
-    physical buffer in; ``buffer=`` shares the storage of another Memory, a
-    pyopencl Buffer or a pyopencl Array (no copy), which is how a submemory
-    descriptor is used. Raises InvalidArgumentError for a buffer too small.
+    ``Memory(md, engine)`` allocates ``md.size`` zero bytes (filled on the
+    device, without blocking); ``raw=`` copies a physical buffer in;
+    ``buffer=`` shares the storage of another Memory, a pyopencl Buffer or a
+    pyopencl Array (no copy), which is how a submemory descriptor is used.
+    ``engine`` may be a pyopencl Context. Raises InvalidArgumentError for
+    arguments of the wrong kind, a buffer too small, or a size the device or
+    machine cannot allocate.
     """
 
     def __init__(self, md: MemoryDesc, engine: Engine, raw=None, buffer=None):
-        if not isinstance(md, MemoryDesc):
-            raise InvalidArgumentError(f"{md!r} is not a MemoryDesc")
-        if md.format_kind != "blocked":
-            raise InvalidArgumentError(
-                f"{md!r}: memory cannot be created for format 'any'; give a layout")
+        engine = as_engine(engine, "memory engine")
+        _check_layout(md, "Memory")
         if raw is not None and buffer is not None:
             raise InvalidArgumentError("give raw= or buffer=, not both")
-        self.md = md
-        self.engine = engine
-        need = md.size + md.dtype.nbytes(md.offset0)
+        need = _need(md)
+        self.md, self.engine = md, engine
+        shared = None
         if buffer is not None:
-            self.storage, nbytes = self._adopt(buffer)
-        elif raw is not None:
-            data = np.frombuffer(memoryview(raw).cast("B"), dtype=np.uint8).copy()
-            nbytes = data.nbytes
-            if nbytes < need:
-                raise InvalidArgumentError(
-                    f"raw buffer of {nbytes} bytes is smaller than the {need} bytes of {md!r}")
-            self.storage = self._upload(data)
+            self.storage, self.nbytes, shared = self._adopt(buffer)
         else:
-            nbytes = need
-            self.storage = self._upload(np.zeros(need, dtype=np.uint8))
-        if nbytes < need:
+            data = None
+            if raw is not None:
+                data = _raw_bytes(raw)
+                if data.nbytes < need:
+                    raise InvalidArgumentError(
+                        f"raw buffer of {data.nbytes} bytes is smaller than the {need} bytes "
+                        f"of {md!r}")
+            self.storage, self.nbytes = _allocate(engine, md, max(need, 0), data), \
+                max(need, 0 if data is None else data.nbytes)
+        if self.nbytes < need:
             raise InvalidArgumentError(
-                f"buffer of {nbytes} bytes is smaller than the {need} bytes of {md!r}")
-        self.nbytes = nbytes
+                f"buffer of {self.nbytes} bytes is smaller than the {need} bytes of {md!r}")
+        self._set_pending(shared)
+        if buffer is None and raw is None and engine.is_opencl and need:
+            queue = engine.queue
+            self._wrote(cl.enqueue_fill_buffer(queue, self.storage, np.uint8(0), 0, need), queue)
 
-    def _upload(self, data: np.ndarray):
+    # -- pending writes ---------------------------------------------------------
+
+    def _set_pending(self, shared=None):
         if not self.engine.is_opencl:
-            return data
-        limit = self.engine.caps.max_alloc
-        if data.nbytes > limit:
-            raise InvalidArgumentError(
-                f"{self.md!r} needs {data.nbytes} bytes, more than the {limit} bytes "
-                f"{self.engine.caps.name} allows in one buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE)")
-        # OpenCL has no empty buffers; a zero-size tensor still gets one byte.
-        data = data if data.size else np.zeros(1, dtype=np.uint8)
-        flags = cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR
-        return cl.Buffer(self.engine.context, flags, hostbuf=data)
+            self._writes_here = self._writes_any = None
+            return
+        # Writes through any Memory on this buffer (what reads wait for), and
+        # writes through this one (what its writers wait for); a new view
+        # starts after everything pending on the buffer.
+        self._writes_any = shared if shared is not None else PendingWrites()
+        self._writes_here = PendingWrites(self._writes_any.entries())
+
+    def _wrote(self, event, queue=None):
+        """Record a write enqueued on this memory."""
+        if event is not None and self._writes_any is not None:
+            self._writes_here.add(event, queue)
+            self._writes_any.add(event, queue)
+
+    def _reads_wait_for(self, queue=None) -> list:
+        """Events a command reading this memory on ``queue`` must wait for."""
+        return [] if self._writes_any is None else self._writes_any.wait_list(queue)
+
+    def _writes_wait_for(self, queue=None) -> list:
+        """Events a command writing this memory on ``queue`` must wait for."""
+        return [] if self._writes_here is None else self._writes_here.wait_list(queue)
+
+    @property
+    def events(self) -> list:
+        """The events of writes clayout enqueued on this memory's buffer that may still run."""
+        return self._reads_wait_for(None)
+
+    # -- storage ------------------------------------------------------------------
 
     def _adopt(self, buffer):
+        """(storage, usable bytes, shared pending writes) of a buffer= argument."""
         if isinstance(buffer, Memory):
-            if buffer.engine is not self.engine:
+            if buffer.engine != self.engine:
                 raise InvalidArgumentError(
-                    f"buffer of {buffer!r} lives on {buffer.engine!r}, not {self.engine!r}")
-            return buffer.storage, buffer.nbytes
+                    f"buffer of {buffer!r} lives on {buffer.engine.describe()}, not on "
+                    f"{self.engine.describe()}")
+            return buffer.storage, buffer.nbytes, buffer._writes_any
         if self.engine.is_opencl:
-            if cl is not None and hasattr(buffer, "base_data"):  # pyopencl.array.Array
-                if buffer.offset:
-                    raise InvalidArgumentError(
-                        f"pyopencl Array with offset {buffer.offset}: only arrays that start "
-                        f"at their buffer's first byte can be shared")
-                return buffer.base_data, buffer.nbytes
+            if cl is not None and _is_cl_array(buffer):
+                storage, nbytes = _adopt_cl_array(self.md, self.engine, buffer)
+                pending = PendingWrites([(e, None) for e in getattr(buffer, "events", [])])
+                return storage, nbytes, pending
             if cl is not None and isinstance(buffer, cl.Buffer):
                 if buffer.context != self.engine.context:
                     raise InvalidArgumentError(
-                        f"pyopencl Buffer of another context than {self.engine!r}")
-                return buffer, buffer.size
-        elif isinstance(buffer, np.ndarray) and buffer.dtype == np.uint8 and buffer.ndim == 1:
-            return buffer, buffer.nbytes
+                        f"pyopencl Buffer of another context than {self.engine.describe()}")
+                return buffer, buffer.size, None
+        elif isinstance(buffer, np.ndarray) and buffer.dtype == np.uint8 and buffer.ndim == 1 \
+                and buffer.flags.c_contiguous:
+            return buffer, buffer.nbytes, None
         raise InvalidArgumentError(
             f"buffer {buffer!r}: expected a Memory, "
-            + ("a pyopencl Buffer or Array" if self.engine.is_opencl else "a 1-d uint8 NumPy array"))
+            + ("a pyopencl Buffer or Array" if self.engine.is_opencl
+               else "a contiguous 1-d uint8 NumPy array"))
 
     @classmethod
-    def from_numpy(cls, md: MemoryDesc, engine: Engine, array) -> "Memory":
+    def _wrap(cls, md, engine, storage, nbytes, pending=()):
+        memory = object.__new__(cls)
+        memory.md, memory.engine, memory.storage, memory.nbytes = md, engine, storage, nbytes
+        memory._set_pending()
+        for event, queue in pending:
+            memory._wrote(event, queue)
+        return memory
+
+    # -- NumPy in -------------------------------------------------------------------
+
+    @classmethod
+    def from_numpy(cls, md: MemoryDesc, engine: Engine, array, queue=None,
+                   wait_for=None) -> "Memory":
         """A new Memory holding ``array`` (shape md.dims, logical order) in md's layout.
 
         The array is converted to md's type only where NumPy calls that safe;
-        padding is written with zeros. Raises InvalidArgumentError otherwise.
+        padding is written with zeros. The array's values are taken before
+        this returns (it may be changed at once); the layout change runs on
+        the device for big tensors, on ``queue`` (a Stream or pyopencl
+        CommandQueue; the engine's own queue by default) after ``wait_for``,
+        without blocking. Raises InvalidArgumentError for arrays or
+        arguments that do not fit.
         """
-        if not isinstance(md, MemoryDesc) or md.format_kind != "blocked":
-            raise InvalidArgumentError(f"{md!r}: from_numpy needs a descriptor with a layout")
+        engine = as_engine(engine, "from_numpy engine")
+        _check_layout(md, "from_numpy")
         array = _as_dtype(md, array)
-        raw = np.zeros(md.size + md.dtype.nbytes(md.offset0), dtype=np.uint8)
-        if array.size:
+        wait = check_wait_for(wait_for, engine)
+        need = _need(md)
+        if not engine.is_opencl:
+            raw = _host_zeros(md, need)
             scatter(md, array, raw)
-        return cls(md, engine, raw=raw)
+            return cls._wrap(md, engine, raw, need)
+        pending = [(e, None) for e in wait]
+        if is_c_dense(md):  # the array's bytes are the buffer's
+            return cls._wrap(md, engine, _allocate(engine, md, need, array), need, pending)
+        if need >= engine.caps.convert_on_device_bytes:
+            dense = MemoryDesc(md.dims, md.data_type)
+            prim = _device_reorder(dense, md, engine)
+            if prim is not None:
+                staged = cls._wrap(dense, engine, _allocate(engine, dense, array.nbytes, array),
+                                   array.nbytes)
+                out = cls._wrap(md, engine, _allocate(engine, md, need), need, pending)
+                if md.size != md.dtype.nbytes(md.nelems(padded=True)) or md.offset0:
+                    q = engine.queue  # gaps between elements: zero them too
+                    out._wrote(cl.enqueue_fill_buffer(q, out.storage, np.uint8(0), 0, need), q)
+                prim.execute(_stream_queue(queue, engine), staged, out, wait_for=wait)
+                return out
+        raw = np.zeros(need, dtype=np.uint8)
+        scatter(md, array, raw)
+        return cls._wrap(md, engine, _allocate(engine, md, need, raw), need, pending)
 
-    def raw(self) -> np.ndarray:
-        """A copy of the whole physical buffer as uint8 (blocks until it is read)."""
+    # -- NumPy out ------------------------------------------------------------------
+
+    def raw(self, queue=None, wait_for=None) -> np.ndarray:
+        """A copy of the whole physical buffer as uint8. Blocks until the
+        writes clayout enqueued on it and ``wait_for`` have finished and the
+        bytes are read (on ``queue``, else the engine's own queue)."""
         if not self.engine.is_opencl:
-            return self.storage.copy()
-        out = np.empty(self.storage.size, dtype=np.uint8)
-        cl.enqueue_copy(self.engine.queue, out, self.storage, is_blocking=True)
-        return out[: self.nbytes]
+            check_wait_for(wait_for, self.engine)
+            return self.storage[: self.nbytes].copy()
+        return self._read((0, self.nbytes), queue, wait_for)
 
-    def to_numpy(self) -> np.ndarray:
+    def _read(self, span, queue, wait_for, out=None) -> np.ndarray:
+        wait = check_wait_for(wait_for, self.engine)
+        q = _stream_queue(queue, self.engine)
+        wait_for_events(wait + self._reads_wait_for(None))
+        lo, hi = span
+        out = np.empty(hi - lo, dtype=np.uint8) if out is None else out
+        if hi > lo:
+            cl.enqueue_copy(q, out, self.storage, src_offset=lo, is_blocking=True)
+        return out
+
+    def to_numpy(self, queue=None, wait_for=None) -> np.ndarray:
         """The tensor as a NumPy array of shape md.dims in logical order.
 
-        Reads through the engine's own queue: wait for streams that write this
-        memory (``stream.wait()``) first.
+        Blocks until the writes clayout enqueued on this memory (on any
+        stream) and ``wait_for`` have finished, then reads on ``queue`` (a
+        Stream or CommandQueue; else the engine's own queue). Raises
+        InvalidArgumentError for arguments of the wrong kind.
         """
-        if self.md.nelems() == 0:
-            return np.zeros(self.md.dims, dtype=self.md.dtype.numpy)
-        return gather(self.md, self.raw())
+        md = self.md
+        if not self.engine.is_opencl:
+            check_wait_for(wait_for, self.engine)
+            return gather(md, self.storage)
+        if md.nelems() == 0:
+            check_wait_for(wait_for, self.engine)
+            return np.zeros(md.dims, dtype=md.dtype.numpy)
+        if is_c_dense(md):
+            out = np.empty(md.dims, dtype=md.dtype.numpy)
+            self._read((0, out.nbytes), queue, wait_for, out.reshape(-1).view(np.uint8))
+            return out
+        if _need(md) >= self.engine.caps.convert_on_device_bytes:
+            dense = MemoryDesc(md.dims, md.data_type)
+            prim = _device_reorder(md, dense, self.engine)
+            if prim is not None:
+                nbytes = dense.size
+                staged = Memory._wrap(dense, self.engine, _allocate(self.engine, dense, nbytes),
+                                      nbytes)
+                q = _stream_queue(queue, self.engine)
+                event = prim.execute(q, self, staged, wait_for=wait_for)
+                out = np.empty(md.dims, dtype=md.dtype.numpy)
+                staged._read((0, nbytes), q, [event], out.reshape(-1).view(np.uint8))
+                return out
+        return gather(md, self._read(byte_span(md), queue, wait_for), span_base(md))
+
+    def to_cl_array(self, queue=None):
+        """A pyopencl Array over this memory's buffer, without a copy (plain
+        layouts only: no inner blocks, whole-byte types). Its ``events`` are
+        the pending writes. Raises InvalidArgumentError otherwise."""
+        import pyopencl.array as cla
+
+        md = self.md
+        if not self.engine.is_opencl:
+            raise InvalidArgumentError(f"{self!r}: a host memory has no pyopencl Array")
+        if md.inner_blks or md.dtype.packed:
+            raise InvalidArgumentError(
+                f"{md!r}: only plain layouts (no inner blocks, whole-byte types) are "
+                f"pyopencl Arrays; reorder to a plain layout first")
+        size = md.dtype.bits // 8
+        first = md.offset((0,) * md.ndims) if md.nelems() else md.offset0
+        return cla.Array(_stream_queue(queue, self.engine), md.dims, md.dtype.numpy,
+                         strides=tuple(s * size for s in md.strides), data=self.storage,
+                         offset=first * size, events=self.events)
 
     def __repr__(self):
         return f"<Memory {self.md!r} on {self.engine!r}>"
+
+
+def _check_layout(md, what):
+    if not isinstance(md, MemoryDesc):
+        raise InvalidArgumentError(f"{what}: {md!r} is not a MemoryDesc")
+    if md.format_kind != "blocked":
+        raise InvalidArgumentError(
+            f"{what}: {md!r} has format 'any'; memory needs a layout")
+
+
+def _host_zeros(md, nbytes):
+    try:
+        return np.zeros(nbytes, dtype=np.uint8)
+    except MemoryError:
+        raise InvalidArgumentError(
+            f"{md!r} needs {nbytes} bytes, more than this machine can allocate") from None
+
+
+def _allocate(engine, md, nbytes, data=None):
+    """Storage of ``nbytes`` for md: uninitialised, or holding ``data`` (copied)."""
+    if not engine.is_opencl:
+        if data is not None:
+            return np.array(data.reshape(-1).view(np.uint8))
+        return _host_zeros(md, nbytes)
+    limit = engine.caps.max_alloc
+    if nbytes > limit:
+        raise InvalidArgumentError(
+            f"{md!r} needs {nbytes} bytes, more than the {limit} bytes "
+            f"{engine.caps.name} allows in one buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE)")
+    flags = cl.mem_flags.READ_WRITE
+    try:
+        if data is not None and data.nbytes:
+            return cl.Buffer(engine.context, flags | cl.mem_flags.COPY_HOST_PTR,
+                             hostbuf=data.reshape(-1).view(np.uint8))
+        # OpenCL has no empty buffers; a zero-size tensor still gets one byte.
+        return cl.Buffer(engine.context, flags, max(nbytes, 1))
+    except cl.Error as error:
+        raise InvalidArgumentError(
+            f"{md!r}: allocating {nbytes} bytes on {engine.caps.name} failed ({error})") from None
+
+
+def _device_reorder(src_md, dst_md, engine):
+    """A Reorder that runs as a device kernel, or None when it would not."""
+    from .primitives import Reorder
+
+    prim = Reorder(src_md, dst_md, engine=engine)
+    return prim if prim.impl.startswith("ocl:") else None
+
+
+def _is_cl_array(value) -> bool:
+    import pyopencl.array as cla
+    return isinstance(value, cla.Array)
+
+
+def _adopt_cl_array(md, engine, array):
+    """(buffer, usable bytes) of a pyopencl Array given as md's storage.
+
+    Either the Array is md's tensor (same dims, type, strides and start), or
+    a flat contiguous Array of md's type (or of bytes) holds md's buffer.
+    """
+    data = array.base_data
+    if not isinstance(data, cl.Buffer):
+        raise InvalidArgumentError(f"pyopencl Array {array!r}: it has no Buffer to share")
+    if array.context != engine.context:
+        raise InvalidArgumentError(
+            f"pyopencl Array of another context than {engine.describe()}")
+    dt = md.dtype
+    itemsize = array.dtype.itemsize
+    if array.shape == md.dims:  # the Array is the tensor itself
+        first = md.offset((0,) * md.ndims) if md.nelems() else md.offset0
+        size = max(dt.bits // 8, 1)
+        strides = tuple(s // itemsize if s % itemsize == 0 else None for s in array.strides)
+        same = (array.dtype == dt.numpy and not md.inner_blks and not dt.packed
+                and array.offset == first * size
+                and all(n <= 1 or s == t for n, s, t in zip(md.dims, strides, md.strides)))
+        if not same:
+            raise InvalidArgumentError(
+                f"pyopencl Array of shape {array.shape}, dtype {array.dtype}, strides "
+                f"{array.strides} bytes and offset {array.offset} does not hold {md!r} "
+                f"(strides {md.strides} elements); describe it with "
+                f"MemoryDesc.from_array(array)")
+        return data, data.size
+    if array.ndim != 1 or not array.flags.forc:
+        raise InvalidArgumentError(
+            f"pyopencl Array of shape {array.shape} and strides {array.strides}: as a buffer "
+            f"for {md!r} it must be flat and contiguous, or have dims {md.dims} and md's "
+            f"strides (see MemoryDesc.from_array)")
+    if array.dtype not in (dt.numpy, np.dtype(np.uint8)):
+        raise InvalidArgumentError(
+            f"pyopencl Array of dtype {array.dtype} cannot hold {md.data_type} elements "
+            f"of {md!r}: give an Array of {dt.numpy} or of uint8 bytes")
+    if array.offset:
+        raise InvalidArgumentError(
+            f"pyopencl Array starting at byte {array.offset} of its buffer: a flat buffer "
+            f"must start at byte 0 (MemoryDesc.from_array describes an offset view)")
+    return data, array.nbytes

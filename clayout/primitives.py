@@ -8,9 +8,10 @@ import numpy as np
 from . import verbose
 from .attr import Attr
 from .dtypes import CORE_TYPES
-from .engine import Engine, Stream, default_engine
+from .engine import Engine, Stream, as_engine, as_stream, check_wait_for, default_engine
 from .errors import InvalidArgumentError, UnimplementedError
 from .host import reorder as host_reorder
+from .host.layout import byte_span, span_base
 from .memory import Memory
 from .memory_desc import MemoryDesc
 
@@ -47,7 +48,7 @@ class _Primitive:
     kind = "primitive"
 
     def _setup(self, src_md, dst_md, engine, attr, shuffle):
-        self.engine = engine if engine is not None else default_engine()
+        self.engine = as_engine(engine) if engine is not None else default_engine()
         self.src_md, self.dst_md, self.attr, self.shuffle = src_md, dst_md, attr, shuffle
         self._kernel = None
         self._copy_bytes = None
@@ -128,63 +129,71 @@ class _Primitive:
         if mem.md != md:
             raise InvalidArgumentError(
                 f"{arg} memory {mem.md!r} does not match the primitive's {arg} {md!r}")
-        if mem.engine is not self.engine:
+        if mem.engine != self.engine:
             raise InvalidArgumentError(
-                f"{arg} memory lives on {mem.engine!r}, the primitive on {self.engine!r}")
+                f"{arg} memory lives on {mem.engine.describe()}, the primitive on "
+                f"{self.engine.describe()}")
 
     def execute(self, stream: Stream, src: Memory, dst: Memory, wait_for=None):
         """Enqueue the primitive on ``stream`` (a Stream, or a pyopencl
-        CommandQueue of the engine's context): read ``src``, write ``dst``.
+        CommandQueue of the engine's context): read ``src``, write ``dst``,
+        after the events in ``wait_for`` and the writes clayout enqueued on
+        ``src``'s buffer and on ``dst``.
 
-        Returns the pyopencl Event on an OpenCL engine (None on the host) and
-        does not block, except where the host path runs for an OpenCL engine.
-        Raises InvalidArgumentError for memories that do not match.
+        Returns the pyopencl Event that completes once ``dst`` is written,
+        and never blocks, whichever implementation runs (the host path for an
+        OpenCL engine runs on a worker thread). The host engine runs the call
+        at once and returns None. Raises InvalidArgumentError for arguments
+        that do not match.
         """
-        if not isinstance(stream, Stream) and self.engine.is_opencl \
-                and hasattr(stream, "context") and hasattr(stream, "finish"):
-            stream = Stream(self.engine, queue=stream)  # a pyopencl CommandQueue
-        if not isinstance(stream, Stream) or stream.engine is not self.engine:
-            raise InvalidArgumentError(
-                f"stream {stream!r} is neither a Stream of {self.engine!r} nor a "
-                f"pyopencl CommandQueue of its context")
+        stream = as_stream(stream, self.engine)
         self._check_memory(src, self.src_md, "src")
         self._check_memory(dst, self.dst_md, "dst")
+        wait = check_wait_for(wait_for, self.engine)
         start = time.perf_counter()
-        event = self._run(stream, src, dst, wait_for)
+        queue = stream.queue
+        if queue is None:  # the host engine: storage is NumPy, run now
+            if not self._empty:
+                host_reorder.reorder(self.src_md, src.storage, self.dst_md, dst.storage,
+                                     self.attr, self.shuffle)
+            self._log_exec(start)
+            return None
+        wait += src._reads_wait_for(queue) + dst._writes_wait_for(queue)
+        event = self._run(queue, src, dst, wait)
+        dst._wrote(event, queue)
         if verbose.level():
-            if event is not None:
-                event.wait()
-            verbose.log("exec", self.engine.kind, self.kind, self.impl, self._signature(),
-                        f"{(time.perf_counter() - start) * 1e3:.3f}ms")
+            from .gpu.events import when_complete
+            when_complete(event, lambda: self._log_exec(start))
         return event
 
-    def _run(self, stream, src, dst, wait_for):
-        from .gpu import build
+    def _log_exec(self, start):
+        verbose.log("exec", self.engine.kind, self.kind, self.impl, self._signature(),
+                    f"{(time.perf_counter() - start) * 1e3:.3f}ms")
+
+    def _run(self, queue, src, dst, wait):
+        from .gpu import build, host_fallback
         if self._empty:
-            return build.marker(stream.queue, wait_for) if stream.queue is not None else None
+            return build.marker(queue, wait)
         if self._kernel is not None:
-            return self._kernel.launch(stream.queue, src.storage, dst.storage, self._extra_args,
-                                       wait_for)
+            return self._kernel.launch(queue, src.storage, dst.storage, self._extra_args, wait)
         if self._copy_bytes is not None:
-            return build.copy_buffer(stream.queue, dst.storage, src.storage, self._copy_bytes,
-                                     wait_for)
-        if stream.queue is None:  # host engine: storage is NumPy, run now
-            host_reorder.reorder(self.src_md, src.storage, self.dst_md, dst.storage,
-                                 self.attr, self.shuffle)
-            return None
-        # The host path for an OpenCL engine: read both, compute, write back.
-        stream.wait()
-        if wait_for:
-            for event in wait_for:
-                event.wait()
-        src_raw = build.read_buffer(stream.queue, src.storage, src.nbytes)
-        dst_raw = build.read_buffer(stream.queue, dst.storage, dst.nbytes)
-        host_reorder.reorder(self.src_md, src_raw, self.dst_md, dst_raw, self.attr, self.shuffle)
-        build.write_buffer(stream.queue, dst.storage, dst_raw)
-        return build.marker(stream.queue)
+            return build.copy_buffer(queue, dst.storage, src.storage, self._copy_bytes, wait)
+        src_md, dst_md, attr, shuffle = self.src_md, self.dst_md, self.attr, self.shuffle
+
+        def work(src_bytes, dst_bytes, written):
+            host_reorder.reorder(src_md, src_bytes, dst_md, dst_bytes, attr, shuffle,
+                                 span_base(src_md), span_base(dst_md), written)
+
+        read_dst = attr is not None and attr.sum_beta is not None
+        return host_fallback.run(self.engine, queue, src.storage, byte_span(src_md), dst.storage,
+                                 byte_span(dst_md), read_dst, work, wait)
 
     def __repr__(self):
         return f"<{type(self).__name__} {self.impl} {self._signature()}>"
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def _check_scales_and_points(attr: Attr, src_md: MemoryDesc, dst_md: MemoryDesc):
@@ -211,7 +220,7 @@ class Reorder(_Primitive):
 
     kind = "reorder"
 
-    def __init__(self, src_md: MemoryDesc, dst_md: MemoryDesc, engine: Engine | None = None,
+    def __init__(self, src_md: MemoryDesc, dst_md: MemoryDesc, *, engine: Engine | None = None,
                  attr: Attr | None = None):
         for arg, md in (("src", src_md), ("dst", dst_md)):
             if not isinstance(md, MemoryDesc):
@@ -232,7 +241,7 @@ def reorder(src: Memory, dst: Memory, attr: Attr | None = None):
     """Reorder ``src`` into ``dst`` on their engine and wait for it to finish."""
     if not isinstance(src, Memory) or not isinstance(dst, Memory):
         raise InvalidArgumentError(f"reorder needs two Memory objects, got {src!r} and {dst!r}")
-    if src.engine is not dst.engine:
+    if src.engine != dst.engine:
         raise UnimplementedError(
             f"reorder across engines ({src.engine!r} -> {dst.engine!r}) is not implemented")
     primitive = Reorder(src.md, dst.md, engine=src.engine, attr=attr)
@@ -253,15 +262,21 @@ class Shuffle(_Primitive):
 
     kind = "shuffle"
 
-    def __init__(self, src_md: MemoryDesc, axis: int, group_size: int, backward: bool = False,
+    def __init__(self, src_md: MemoryDesc, axis: int, group_size: int, *, backward: bool = False,
                  engine: Engine | None = None, dst_md: MemoryDesc | None = None):
         if not isinstance(src_md, MemoryDesc) or src_md.format_kind != "blocked":
             raise InvalidArgumentError(f"src {src_md!r}: shuffle needs a MemoryDesc with a layout")
-        if not isinstance(axis, (int, np.integer)) or not 0 <= axis < src_md.ndims:
+        if dst_md is not None and not isinstance(dst_md, MemoryDesc):
+            raise InvalidArgumentError(f"shuffle dst_md {dst_md!r} is not a MemoryDesc (or None)")
+        if not _is_int(axis) or not -src_md.ndims <= axis < src_md.ndims:
             raise InvalidArgumentError(
-                f"shuffle axis {axis!r} is outside 0..{src_md.ndims - 1} for dims {src_md.dims!r}")
+                f"shuffle axis {axis!r} is outside -{src_md.ndims}..{src_md.ndims - 1} for "
+                f"dims {src_md.dims!r}")
+        if not isinstance(backward, (bool, np.bool_)):
+            raise InvalidArgumentError(f"shuffle backward {backward!r}: expected True or False")
+        axis = int(axis) % src_md.ndims
         channels = src_md.dims[axis]
-        if not isinstance(group_size, (int, np.integer)) or group_size <= 0 or \
+        if not _is_int(group_size) or group_size <= 0 or \
                 (channels and channels % group_size):
             raise InvalidArgumentError(
                 f"shuffle group_size {group_size!r} must be a positive divisor of the "
@@ -292,10 +307,11 @@ def shuffle(src: Memory, dst: Memory, axis: int, group_size: int, backward: bool
     """Shuffle ``src`` into ``dst`` on their engine and wait for it to finish."""
     if not isinstance(src, Memory) or not isinstance(dst, Memory):
         raise InvalidArgumentError(f"shuffle needs two Memory objects, got {src!r} and {dst!r}")
-    if src.engine is not dst.engine:
+    if src.engine != dst.engine:
         raise UnimplementedError(
             f"shuffle across engines ({src.engine!r} -> {dst.engine!r}) is not implemented")
-    primitive = Shuffle(src.md, axis, group_size, backward, engine=src.engine, dst_md=dst.md)
+    primitive = Shuffle(src.md, axis, group_size, backward=backward, engine=src.engine,
+                        dst_md=dst.md)
     stream = Stream(src.engine)
     primitive.execute(stream, src, dst)
     stream.wait()

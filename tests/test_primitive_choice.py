@@ -1,11 +1,23 @@
 """Which implementation runs, what CLAYOUT_VERBOSE says, and the device limits honoured."""
 import dataclasses
+import time
 
 import numpy as np
 import pytest
 
 import clayout as cly
-import clayout.gpu.build as build
+
+
+def verbose_lines(capsys, kind, count, timeout=10.0):
+    """The verbose lines printed so far, once ``count`` lines of ``kind`` are
+    among them: exec lines come from the event's completion callback."""
+    lines, deadline = [], time.monotonic() + timeout
+    while True:
+        lines += capsys.readouterr().err.splitlines()
+        if sum(line.split(",")[1] == kind for line in lines) >= count \
+                or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.01)
 
 
 def test_verbose_prints_creation_execution_and_builds_once(cl_engine, monkeypatch, capsys):
@@ -18,10 +30,14 @@ def test_verbose_prints_creation_execution_and_builds_once(cl_engine, monkeypatc
     for _ in range(2):
         cly.Reorder(src_md, dst_md, engine=cl_engine, attr=cly.Attr(src_scales=2.0)) \
             .execute(stream, src, dst)
-    lines = capsys.readouterr().err.splitlines()
-    assert [line.split(",")[1] for line in lines] == ["build", "create", "exec", "create", "exec"]
+    stream.wait()
+    lines = verbose_lines(capsys, "exec", 2)
+    kinds = [line.split(",")[1] for line in lines]
+    # One build, before the first creation; exec lines come as each run completes.
+    assert kinds[:2] == ["build", "create"] and sorted(kinds[2:]) == ["create", "exec", "exec"]
     assert "src:f32:abcd dst:s8:aBcd8b" in lines[1] and "attr-scales:src:0" in lines[1]
-    assert lines[2].endswith("ms") and "2x19x3x5" in lines[2]
+    exec_line = lines[kinds.index("exec")]
+    assert exec_line.endswith("ms") and "2x19x3x5" in exec_line
 
 
 def test_verbose_explains_a_host_fallback(cl_engine, monkeypatch, capsys):
@@ -70,10 +86,10 @@ def test_memory_beyond_the_device_allocation_limit_is_refused(cl_engine, monkeyp
 def test_repeated_primitives_build_nothing(cl_engine):
     md = cly.MemoryDesc((3, 10, 7), "bf16", tag="acb")
     cly.Shuffle(md, axis=1, group_size=5, engine=cl_engine)
-    before = build.builds
+    before = cly.kernel_cache.builds
     for _ in range(3):
         cly.Shuffle(md, axis=1, group_size=5, engine=cl_engine)
-    assert build.builds == before
+    assert cly.kernel_cache.builds == before
 
 
 def test_primitives_without_an_engine_share_the_default_one(cl_engine):

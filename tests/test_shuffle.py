@@ -562,11 +562,30 @@ def test_bad_group(engine, group):
     assert isinstance(info.value, ValueError)
 
 
-@pytest.mark.parametrize("axis", [-1, 4, 7])
+@pytest.mark.parametrize("axis", [-5, 4, 7])
 def test_bad_axis(engine, axis):
     with pytest.raises(cly.InvalidArgumentError) as info:
         cly.Shuffle(_md(), axis=axis, group_size=2, engine=engine)
     assert str(axis) in str(info.value)
+
+
+def test_negative_axis_counts_from_the_end(engine):
+    md = _md()
+    rng = np.random.default_rng(3)
+    values = rng.integers(-100, 100, md.dims).astype(np.float32)
+    src = cly.Memory.from_numpy(md, engine, values)
+    out = {}
+    for axis in (1, 1 - md.ndims):
+        sh = cly.Shuffle(md, axis=axis, group_size=2, engine=engine)
+        assert sh.axis == 1
+        dst = cly.Memory(md, engine)
+        s = cly.Stream(engine)
+        sh.execute(s, src, dst)
+        s.wait()
+        out[axis] = dst.to_numpy()
+    rows = md.dims[1] // 2
+    want = values[:, [(c % rows) * 2 + c // rows for c in range(md.dims[1])]]
+    assert np.array_equal(out[1], want) and np.array_equal(out[1 - md.ndims], want)
 
 
 def test_type_mismatch(engine):

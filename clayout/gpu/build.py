@@ -1,20 +1,16 @@
 """Build generated kernels once per (context, kernel key) and launch them."""
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
 import pyopencl as cl
 
 from .. import verbose
+from .cache import kernel_cache
 from .plan import KernelPlan
-from .render import render_kernel
-
-# context -> {plan key: Kernel}. The context is held so its address is never reused.
-_CACHE: dict[int, tuple[object, dict]] = {}
-
-#: How many programs this process has built (tests read it to show caching works).
-builds = 0
+from .render import render_kernel, render_template
 
 
 def build_options(device) -> list[str]:
@@ -25,39 +21,58 @@ def build_options(device) -> list[str]:
     return options
 
 
+def _build(engine, source: str, name: str):
+    start = time.perf_counter()
+    program = cl.Program(engine.context, source).build(options=build_options(engine.device))
+    verbose.log("build", name, f"{(time.perf_counter() - start) * 1e3:.2f}ms")
+    verbose.log("source", name, "\n" + source, min_level=2)
+    return getattr(program, name)
+
+
 class Kernel:
-    """A built kernel and the NDRange its plan needs."""
+    """A built kernel and the NDRange its plan needs.
+
+    ``launch`` is safe from any thread: OpenCL kernel arguments are state of
+    the kernel object until the enqueue captures them, so setting them and
+    enqueuing happen under one lock.
+    """
 
     def __init__(self, engine, plan: KernelPlan):
-        global builds
         source, name, self.arg_names = render_kernel(plan)
-        start = time.perf_counter()
-        program = cl.Program(engine.context, source).build(options=build_options(engine.device))
-        builds += 1
-        verbose.log("build", name, f"{(time.perf_counter() - start) * 1e3:.2f}ms")
-        verbose.log("source", name, "\n" + source, min_level=2)
-        self.kernel = getattr(program, name)
+        self.kernel = _build(engine, source, name)
         self.source = source
         local = min(256, engine.caps.max_work_group_size)
         self.local = (local,)
         self.global_ = (-(-plan.items // local) * local,)
+        self._lock = threading.Lock()
 
     def launch(self, queue, src, dst, values: dict, wait_for=None):
         """Enqueue the kernel on buffers src and dst with the named extra
         arguments (see render_kernel); returns its Event."""
-        self.kernel.set_args(src, dst, *(values[n] for n in self.arg_names))
-        return cl.enqueue_nd_range_kernel(queue, self.kernel, self.global_, self.local,
-                                          wait_for=wait_for)
+        with self._lock:
+            self.kernel.set_args(src, dst, *(values[n] for n in self.arg_names))
+            return cl.enqueue_nd_range_kernel(queue, self.kernel, self.global_, self.local,
+                                              wait_for=wait_for or None)
 
 
 def get_kernel(engine, plan: KernelPlan) -> Kernel:
     """The kernel for ``plan`` on ``engine``'s context, built on first use only."""
-    ctx = engine.context
-    _, kernels = _CACHE.setdefault(ctx.int_ptr, (ctx, {}))
-    kernel = kernels.get(plan.key)
-    if kernel is None:
-        kernel = kernels[plan.key] = Kernel(engine, plan)
-    return kernel
+    return kernel_cache.get(engine.context, plan.key, lambda: Kernel(engine, plan))
+
+
+class _MaskedWrite:
+    """The masked byte copy of templates/masked_write.cl.mako."""
+
+    def __init__(self, engine):
+        self.kernel = _build(engine, render_template("masked_write.cl.mako"), "masked_write")
+        self.local = min(256, engine.caps.max_work_group_size)
+        self._lock = threading.Lock()
+
+    def launch(self, queue, dst, first: int, image, mask, count: int):
+        size = -(-count // self.local) * self.local
+        with self._lock:
+            self.kernel.set_args(dst, image, mask, np.uint64(first), np.uint64(count))
+            return cl.enqueue_nd_range_kernel(queue, self.kernel, (size,), (self.local,))
 
 
 def upload(engine, values: np.ndarray):
@@ -66,24 +81,23 @@ def upload(engine, values: np.ndarray):
     return cl.Buffer(engine.context, flags, hostbuf=np.ascontiguousarray(values))
 
 
+def write_masked(engine, queue, buffer, first: int, image: np.ndarray, mask: np.ndarray):
+    """Enqueue writing ``image`` into ``buffer`` from byte ``first``, only
+    the bits ``mask`` sets; returns the Event. A full mask is a plain copy."""
+    if mask.all() and (mask == 0xFF).all():
+        return cl.enqueue_copy(queue, buffer, image, dst_offset=first, is_blocking=False)
+    kernel = kernel_cache.get(engine.context, ("masked_write",), lambda: _MaskedWrite(engine))
+    flags = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
+    image_buffer = cl.Buffer(engine.context, flags, hostbuf=image)
+    mask_buffer = cl.Buffer(engine.context, flags, hostbuf=mask)
+    return kernel.launch(queue, buffer, first, image_buffer, mask_buffer, image.size)
+
+
 def copy_buffer(queue, dst, src, nbytes, wait_for=None):
     """Enqueue a plain device copy of ``nbytes``; returns its Event."""
-    return cl.enqueue_copy(queue, dst, src, byte_count=nbytes, wait_for=wait_for)
-
-
-def read_buffer(queue, buffer, nbytes, wait_for=None) -> np.ndarray:
-    """The first ``nbytes`` of a device buffer, read (blocking) into a new array."""
-    out = np.empty(nbytes, dtype=np.uint8)
-    if nbytes:
-        cl.enqueue_copy(queue, out, buffer, wait_for=wait_for, is_blocking=True)
-    return out
-
-
-def write_buffer(queue, buffer, data: np.ndarray):
-    """Write ``data`` to the start of a device buffer; returns the Event."""
-    return cl.enqueue_copy(queue, buffer, data, is_blocking=True)
+    return cl.enqueue_copy(queue, dst, src, byte_count=nbytes, wait_for=wait_for or None)
 
 
 def marker(queue, wait_for=None):
     """An Event that completes when everything before it on ``queue`` has."""
-    return cl.enqueue_marker(queue, wait_for=wait_for)
+    return cl.enqueue_marker(queue, wait_for=wait_for or None)

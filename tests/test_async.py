@@ -1,0 +1,280 @@
+"""Threads and events: launches safe from any thread, nothing blocks unasked,
+reads wait for the writes clayout enqueued, the host path writes only its own
+bytes even while another stream writes beside it."""
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import tracemalloc
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import clayout as cly
+
+
+def test_threads_sharing_one_reorder_lose_no_destination(cl_engine):
+    src_md = cly.MemoryDesc((2, 40, 5, 7), "f32", tag="nchw")
+    dst_md = cly.MemoryDesc(src_md.dims, "f32", tag="nhwc")
+    reorder = cly.Reorder(src_md, dst_md, engine=cl_engine)
+    results = [[] for _ in range(8)]
+
+    def worker(t):
+        stream = cly.Stream(cl_engine)
+        for i in range(300):
+            values = np.full(src_md.dims, t * 1000 + i, np.float32)
+            values[0, 0, 0, 0] = -1 - i
+            src = cly.Memory.from_numpy(src_md, cl_engine, values)
+            dst = cly.Memory(dst_md, cl_engine)
+            reorder.execute(stream, src, dst)
+            results[t].append((values, dst))
+        stream.wait()
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        threads = [threading.Thread(target=worker, args=(t,)) for t in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(old)
+    wrong = sum(not np.array_equal(dst.to_numpy(), values)
+                for per_thread in results for values, dst in per_thread)
+    assert sum(map(len, results)) == 2400 and wrong == 0
+
+
+def _concat_parts(engine, dims, guard):
+    """A prefilled nChw16c parent (with guard bytes after it) and its two
+    channel halves as submemories."""
+    parent_md = cly.MemoryDesc(dims, "f32", tag="nChw16c")
+    raw = np.full(parent_md.size + guard, 0x5A, np.uint8)
+    parent = cly.Memory(parent_md, engine, raw=raw)
+    half = (dims[0], dims[1] // 2) + dims[2:]
+    halves = [cly.Memory(parent_md.submemory(half, (0, c, 0, 0)), engine, buffer=parent)
+              for c in (0, dims[1] // 2)]
+    return parent, halves
+
+
+@pytest.mark.parametrize("run", range(5))
+def test_concurrent_concat_with_a_host_fallback_keeps_both_halves(cl_engine, run):
+    import pyopencl as cl
+
+    guard = 256
+    parent, (low, high) = _concat_parts(cl_engine, (2, 64, 96, 96), guard)
+    rng = np.random.default_rng(run)
+    f8 = rng.integers(-60, 60, low.md.dims).astype(ml_dtypes.float8_e4m3fn)
+    f32 = rng.standard_normal(high.md.dims).astype(np.float32)
+    f8_md = cly.MemoryDesc(f8.shape, "f8_e4m3", tag="nchw")
+    f32_md = cly.MemoryDesc(f32.shape, "f32", tag="nchw")
+    on_device = cly.Reorder(f32_md, high.md, engine=cl_engine)
+    on_host = cly.Reorder(f8_md, low.md, engine=cl_engine)
+    assert on_device.impl == "ocl:generated" and on_host.impl.startswith("host:")
+    a, b = cly.Stream(cl_engine), cly.Stream(cl_engine)
+    f8_mem = cly.Memory.from_numpy(f8_md, cl_engine, f8)
+    f32_mem = cly.Memory.from_numpy(f32_md, cl_engine, f32)
+    # The kernel's half lands while the host path works on the other half.
+    gate = cl.UserEvent(cl_engine.context)
+    on_device.execute(b, f32_mem, high, wait_for=[gate])
+    threading.Timer(0.02, gate.set_status, [cl.command_execution_status.COMPLETE]).start()
+    on_host.execute(a, f8_mem, low)
+    a.wait()
+    b.wait()
+    want = np.concatenate([f8.astype(np.float32), f32], axis=1)
+    assert np.array_equal(parent.to_numpy(), want)
+    assert (parent.raw()[-guard:] == 0x5A).all()
+
+
+def test_host_fallback_partial_bytes_keep_their_neighbours(cl_engine):
+    # An s4 submemory starting on an odd element shares its first byte with
+    # an element outside it: that nibble must survive the write.
+    parent_md = cly.MemoryDesc((2, 9), "s4")
+    raw = np.full(parent_md.size, 0x77, np.uint8)
+    parent = cly.Memory(parent_md, cl_engine, raw=raw)
+    sub = cly.Memory(parent_md.submemory((2, 4), (0, 3)), cl_engine, buffer=parent)
+    values = np.array([[-8, -1, 0, 7], [1, 2, -3, -4]], np.float32)
+    src = cly.Memory.from_numpy(cly.MemoryDesc((2, 4), "f32"), cl_engine, values)
+    r = cly.Reorder(src.md, sub.md, engine=cl_engine)
+    assert r.impl.startswith("host:")
+    stream = cly.Stream(cl_engine)
+    r.execute(stream, src, sub)
+    stream.wait()
+    want = np.full((2, 9), 7, np.int8)
+    want[:, 3:7] = values
+    assert np.array_equal(parent.to_numpy().astype(np.int8), want)
+
+
+HANG_PRELUDE = """
+import sys, threading, numpy as np, pyopencl as cl, clayout as cly
+eng = cly.Engine("opencl")
+stream = cly.Stream(eng)
+gate = cl.UserEvent(eng.context)
+"""
+
+
+def run_without_hanging(body, env=None, timeout=120):
+    """Run a script that must reach print('returned') before the user event
+    it waits on is set; the script ends by printing 'ok'."""
+    script = textwrap.dedent(HANG_PRELUDE) + textwrap.dedent(body)
+    environ = dict(os.environ, **(env or {}))
+    try:
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              timeout=timeout, env=environ)
+    except subprocess.TimeoutExpired as error:
+        out = error.stdout.decode() if isinstance(error.stdout, bytes) else (error.stdout or "")
+        pytest.fail(f"hung: no exit within {timeout} s; printed {out!r}")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["returned", "ok"], done.stdout + done.stderr
+    return done
+
+
+def test_verbose_does_not_block_execute(cl_engine):
+    done = run_without_hanging("""
+        md = cly.MemoryDesc((2, 3, 4), "f32")
+        r = cly.Reorder(md, cly.MemoryDesc(md.dims, "f32", tag="cba"), engine=eng)
+        values = np.arange(24, dtype=np.float32).reshape(md.dims)
+        src, dst = cly.Memory.from_numpy(md, eng, values), cly.Memory(r.dst_md, eng)
+        event = r.execute(stream, src, dst, wait_for=[gate])
+        print("returned", flush=True)
+        gate.set_status(cl.command_execution_status.COMPLETE)
+        event.wait()
+        assert np.array_equal(dst.to_numpy(), values)
+        print("ok")
+    """, env={"CLAYOUT_VERBOSE": "1"})
+    assert "clayout_verbose,exec,opencl,reorder" in done.stderr
+
+
+@pytest.mark.parametrize("case", ["f8 destination", "7 dims", "s4 with sum"])
+def test_host_fallback_does_not_block_execute(cl_engine, case):
+    run_without_hanging("""
+        import ml_dtypes
+        case = CASE
+        if case == "f8 destination":
+            src_md = cly.MemoryDesc((3, 5), "f32")
+            dst_md = cly.MemoryDesc((3, 5), "f8_e5m2", tag="ba")
+            values = np.arange(15, dtype=np.float32).reshape(3, 5) / 4
+            want = values.astype(ml_dtypes.float8_e5m2)
+            attr = None
+        elif case == "7 dims":
+            src_md = cly.MemoryDesc((2,) * 7, "f32")
+            dst_md = cly.MemoryDesc((2,) * 7, "f32", tag="gfedcba")
+            values = np.arange(128, dtype=np.float32).reshape((2,) * 7)
+            want, attr = values, None
+        else:
+            src_md = cly.MemoryDesc((4, 6), "s8")
+            dst_md = cly.MemoryDesc((4, 6), "s4", tag="ba")
+            values = (np.arange(24).reshape(4, 6) % 7 - 3).astype(np.int8)
+            want = np.clip(np.rint(values + 0.5), -8, 7).astype(np.int8)  # old dst: all 1
+            attr = cly.Attr(sum_beta=0.5)
+        r = cly.Reorder(src_md, dst_md, engine=eng, attr=attr)
+        assert r.impl.startswith("host:"), r.impl
+        src = cly.Memory.from_numpy(src_md, eng, values)
+        old = np.ones(dst_md.dims, dst_md.dtype.numpy)
+        dst = cly.Memory.from_numpy(dst_md, eng, old)
+        event = r.execute(stream, src, dst, wait_for=[gate])
+        print("returned", flush=True)
+        assert event.command_execution_status != cl.command_execution_status.COMPLETE
+        threading.Timer(0.3, gate.set_status, [cl.command_execution_status.COMPLETE]).start()
+        got = dst.to_numpy()   # waits for the pending write
+        assert event.command_execution_status == cl.command_execution_status.COMPLETE
+        assert got.tobytes() == np.asarray(want, dst_md.dtype.numpy).tobytes(), (got, want)
+        print("ok")
+    """.replace("CASE", repr(case)))
+
+
+def test_to_numpy_waits_for_a_kernel_on_a_user_queue(cl_engine):
+    import pyopencl as cl
+
+    queue = cl.CommandQueue(cl_engine.context)
+    md = cly.MemoryDesc((3, 32, 4, 4), "f32", tag="nchw")
+    values = np.random.default_rng(5).standard_normal(md.dims).astype(np.float32)
+    src = cly.Memory.from_numpy(md, cl_engine, values)
+    dst = cly.Memory(cly.MemoryDesc(md.dims, "f32", tag="nChw16c"), cl_engine)
+    gate = cl.UserEvent(cl_engine.context)
+    event = cly.Reorder(md, dst.md, engine=cl_engine).execute(queue, src, dst, wait_for=[gate])
+    assert event in dst.events
+    threading.Timer(0.2, gate.set_status, [cl.command_execution_status.COMPLETE]).start()
+    assert np.array_equal(dst.to_numpy(), values)   # not the zeros of before the kernel
+    assert dst.events == []
+
+
+def test_a_second_write_waits_for_the_first_on_another_queue(cl_engine):
+    import pyopencl as cl
+
+    md = cly.MemoryDesc((4, 64), "f32")
+    ones = cly.Memory.from_numpy(md, cl_engine, np.ones(md.dims, np.float32))
+    twos = cly.Memory.from_numpy(md, cl_engine, np.full(md.dims, 2, np.float32))
+    dst = cly.Memory(cly.MemoryDesc(md.dims, "f32", tag="ba"), cl_engine)
+    r = cly.Reorder(md, dst.md, engine=cl_engine)
+    gate = cl.UserEvent(cl_engine.context)
+    r.execute(cly.Stream(cl_engine), ones, dst, wait_for=[gate])
+    r.execute(cly.Stream(cl_engine), twos, dst)      # ordered after the gated write
+    time.sleep(0.1)
+    gate.set_status(cl.command_execution_status.COMPLETE)
+    assert (dst.to_numpy() == 2).all()
+
+
+def test_from_numpy_and_to_numpy_take_queue_and_wait_for(cl_engine, monkeypatch):
+    import dataclasses
+
+    import pyopencl as cl
+
+    monkeypatch.setattr(cl_engine, "caps",
+                        dataclasses.replace(cl_engine.caps, convert_on_device_bytes=0))
+    queue = cl.CommandQueue(cl_engine.context)
+    md = cly.MemoryDesc((2, 20, 3, 3), "f32", tag="nChw16c")
+    values = np.random.default_rng(8).standard_normal(md.dims).astype(np.float32)
+    gate = cl.UserEvent(cl_engine.context)
+    mem = cly.Memory.from_numpy(md, cl_engine, values, queue=queue, wait_for=[gate])
+    values_copy = values.copy()
+    values[...] = 0   # taken before from_numpy returned
+    assert mem.events
+    threading.Timer(0.2, gate.set_status, [cl.command_execution_status.COMPLETE]).start()
+    assert np.array_equal(mem.to_numpy(queue=queue), values_copy)
+    later = cl.UserEvent(cl_engine.context)
+    threading.Timer(0.2, later.set_status, [cl.command_execution_status.COMPLETE]).start()
+    assert np.array_equal(mem.to_numpy(queue=cly.Stream(cl_engine), wait_for=[later]),
+                          values_copy)
+    assert later.command_execution_status == cl.command_execution_status.COMPLETE
+
+
+def test_new_memory_is_filled_on_the_device(cl_engine):
+    md = cly.MemoryDesc((16, 1024, 1024), "f32")  # 64 MiB
+    tracemalloc.start()
+    try:
+        mem = cly.Memory(md, cl_engine)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, f"{peak} bytes of host memory to zero-fill a device buffer"
+    assert not mem.raw()[:: 4096].any()
+
+
+@pytest.mark.parametrize("tag", ["nchw", "nhwc", "nChw16c"])
+@pytest.mark.parametrize("on_device", [False, True])
+def test_transfers_need_at_most_one_extra_copy(cl_engine, monkeypatch, tag, on_device):
+    import dataclasses
+
+    threshold = 0 if on_device else 1 << 40
+    monkeypatch.setattr(cl_engine, "caps",
+                        dataclasses.replace(cl_engine.caps, convert_on_device_bytes=threshold))
+    md = cly.MemoryDesc((4, 64, 64, 64), "f32", tag=tag)  # 4 MiB
+    values = np.random.default_rng(1).standard_normal(md.dims).astype(np.float32)
+    tracemalloc.start()
+    try:
+        mem = cly.Memory.from_numpy(md, cl_engine, values)
+        _, up = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        base, _ = tracemalloc.get_traced_memory()
+        out = mem.to_numpy()
+        _, down = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert np.array_equal(out, values)
+    limit = values.nbytes * 1.1 if tag != "nchw" and not on_device else 1 << 20
+    assert up < limit, f"from_numpy used {up} bytes of host memory"
+    assert down - base - out.nbytes < limit, f"to_numpy used {down - base} bytes"
