@@ -16,6 +16,7 @@ test: opencl
 bench: opencl
 	$(PY) benchmarks/bench_reorder.py
 	$(PY) benchmarks/bench_shuffle.py
+	$(PY) benchmarks/bench_transfer.py
 
 opencl: $(VENV)/installed
 	@bash scripts/ensure_opencl.sh $(PY)
