@@ -44,6 +44,7 @@ class DeviceCaps:
     tensors at least this big as dense bytes and change the layout with a
     generated kernel (a kernel build, ~0.1 s once, buys a conversion several
     times faster than NumPy's strided copy); smaller ones convert on the host.
+    Set by CLAYOUT_CONVERT_ON_DEVICE_BYTES (default 8 MiB).
     """
 
     name: str
@@ -53,6 +54,16 @@ class DeviceCaps:
     max_alloc: int
     address_bits: int
     convert_on_device_bytes: int = 8 << 20
+
+
+def _env_bytes(name: str, default: int) -> int:
+    """A byte count from the environment variable ``name``, else ``default``."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    if not text.isdigit():
+        raise InvalidArgumentError(f"{name}={text!r}: expected a number of bytes")
+    return int(text)
 
 
 class Engine:
@@ -118,15 +129,10 @@ class Engine:
             max_work_group_size=d.max_work_group_size,
             max_alloc=d.max_mem_alloc_size,
             address_bits=d.address_bits,
+            convert_on_device_bytes=_env_bytes("CLAYOUT_CONVERT_ON_DEVICE_BYTES", 8 << 20),
         )
 
-    def internal_queue(self, purpose: str = "transfer"):
-        """One of the engine's own in-order queues, made on first use.
-
-        ``"transfer"`` carries Memory's fills and copies; ``"host"`` carries
-        only the writes of host-path results, which wait on nothing, so no
-        user event held back elsewhere can stall them.
-        """
+    def _own_queue(self, purpose: str):
         with self._lock:
             queue = self._queues.get(purpose)
             if queue is None and self.is_opencl:
@@ -135,8 +141,15 @@ class Engine:
 
     @property
     def queue(self):
-        """The engine's own in-order queue, for copies in and out of Memory."""
-        return self.internal_queue("transfer")
+        """The engine's own in-order queue, for Memory's fills and copies
+        (None on the host)."""
+        return self._own_queue("transfer")
+
+    @property
+    def host_queue(self):
+        """The queue that carries only the writes of host-path results: they
+        wait on nothing, so no event held back elsewhere can stall them."""
+        return self._own_queue("host")
 
     @property
     def is_opencl(self) -> bool:

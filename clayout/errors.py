@@ -11,3 +11,8 @@ class InvalidArgumentError(Error):
 
 class UnimplementedError(Error):
     """A valid request that no implementation serves; the message says which and why."""
+
+
+class ExecutionError(Error):
+    """Work clayout enqueued failed (it waited on an event that failed, or the
+    host path raised): what it wrote holds undefined values."""

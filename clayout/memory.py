@@ -1,8 +1,10 @@
 """Memory: a descriptor plus storage on an engine, with NumPy in and out.
 
-A Memory remembers the events of the writes clayout enqueued on it (as
-pyopencl's Array keeps ``events``): reads wait for every pending write to its
-buffer, writes for the pending writes to the same Memory.
+The writes clayout enqueued on a buffer are remembered per buffer (as
+pyopencl's Array keeps ``events``), whichever Memory objects share it: a read
+or a write of a Memory waits for the pending writes that may touch its
+elements (all of them, unless both are provably disjoint windows of one
+layout, such as the halves of an in-place concat).
 """
 from __future__ import annotations
 
@@ -14,9 +16,9 @@ from .host.layout import byte_span, gather, is_c_dense, scatter, span_base
 from .memory_desc import MemoryDesc
 
 if cl is not None:
-    from .gpu.events import PendingWrites, wait_for_events
+    from .gpu.events import pending_writes_of, wait_for_events
 else:  # pragma: no cover - exercised only without pyopencl
-    PendingWrites = wait_for_events = None
+    pending_writes_of = wait_for_events = None
 
 
 def _as_dtype(md: MemoryDesc, array) -> np.ndarray:
@@ -81,9 +83,9 @@ class Memory:
             raise InvalidArgumentError("give raw= or buffer=, not both")
         need = _need(md)
         self.md, self.engine = md, engine
-        shared = None
+        events = ()
         if buffer is not None:
-            self.storage, self.nbytes, shared = self._adopt(buffer)
+            self.storage, self.nbytes, events = self._adopt(buffer)
         else:
             data = None
             if raw is not None:
@@ -97,77 +99,68 @@ class Memory:
         if self.nbytes < need:
             raise InvalidArgumentError(
                 f"buffer of {self.nbytes} bytes is smaller than the {need} bytes of {md!r}")
-        self._set_pending(shared)
+        self._pending = pending_writes_of(self.storage, events) if engine.is_opencl else None
         if buffer is None and raw is None and engine.is_opencl and need:
             queue = engine.queue
             self._wrote(cl.enqueue_fill_buffer(queue, self.storage, np.uint8(0), 0, need), queue)
 
     # -- pending writes ---------------------------------------------------------
 
-    def _set_pending(self, shared=None):
-        if not self.engine.is_opencl:
-            self._writes_here = self._writes_any = None
-            return
-        # Writes through any Memory on this buffer (what reads wait for), and
-        # writes through this one (what its writers wait for); a new view
-        # starts after everything pending on the buffer.
-        self._writes_any = shared if shared is not None else PendingWrites()
-        self._writes_here = PendingWrites(self._writes_any.entries())
+    @property
+    def write_lock(self):
+        """Held by a writer from its wait list to recording its event (so
+        events are recorded in the order they were enqueued); None on the host."""
+        return None if self._pending is None else self._pending.lock
 
     def _wrote(self, event, queue=None):
-        """Record a write enqueued on this memory."""
-        if event is not None and self._writes_any is not None:
-            self._writes_here.add(event, queue)
-            self._writes_any.add(event, queue)
+        """Record a write of this memory's elements, enqueued on ``queue``."""
+        if event is not None and self._pending is not None:
+            self._pending.add(event, queue, self.md)
 
-    def _reads_wait_for(self, queue=None) -> list:
-        """Events a command reading this memory on ``queue`` must wait for."""
-        return [] if self._writes_any is None else self._writes_any.wait_list(queue)
-
-    def _writes_wait_for(self, queue=None) -> list:
-        """Events a command writing this memory on ``queue`` must wait for."""
-        return [] if self._writes_here is None else self._writes_here.wait_list(queue)
+    def _wait_list(self, queue=None) -> list:
+        """Events a command reading or writing this memory on ``queue`` waits for.
+        Raises ExecutionError once for a write that failed."""
+        return [] if self._pending is None else self._pending.wait_list(queue, self.md)
 
     @property
     def events(self) -> list:
-        """The events of writes clayout enqueued on this memory's buffer that may still run."""
-        return self._reads_wait_for(None)
+        """The events of writes clayout enqueued that may touch this memory and
+        may still run (what its readers wait for)."""
+        return self._wait_list(None)
 
     # -- storage ------------------------------------------------------------------
 
     def _adopt(self, buffer):
-        """(storage, usable bytes, shared pending writes) of a buffer= argument."""
+        """(storage, usable bytes, events to wait for) of a buffer= argument."""
         if isinstance(buffer, Memory):
             if buffer.engine != self.engine:
                 raise InvalidArgumentError(
                     f"buffer of {buffer!r} lives on {buffer.engine.describe()}, not on "
                     f"{self.engine.describe()}")
-            return buffer.storage, buffer.nbytes, buffer._writes_any
+            return buffer.storage, buffer.nbytes, ()
         if self.engine.is_opencl:
             if cl is not None and _is_cl_array(buffer):
                 storage, nbytes = _adopt_cl_array(self.md, self.engine, buffer)
-                pending = PendingWrites([(e, None) for e in getattr(buffer, "events", [])])
-                return storage, nbytes, pending
+                return storage, nbytes, tuple(getattr(buffer, "events", ()))
             if cl is not None and isinstance(buffer, cl.Buffer):
                 if buffer.context != self.engine.context:
                     raise InvalidArgumentError(
                         f"pyopencl Buffer of another context than {self.engine.describe()}")
-                return buffer, buffer.size, None
+                return buffer, buffer.size, ()
         elif isinstance(buffer, np.ndarray) and buffer.dtype == np.uint8 and buffer.ndim == 1 \
                 and buffer.flags.c_contiguous:
-            return buffer, buffer.nbytes, None
+            return buffer, buffer.nbytes, ()
         raise InvalidArgumentError(
             f"buffer {buffer!r}: expected a Memory, "
             + ("a pyopencl Buffer or Array" if self.engine.is_opencl
                else "a contiguous 1-d uint8 NumPy array"))
 
     @classmethod
-    def _wrap(cls, md, engine, storage, nbytes, pending=()):
+    def _wrap(cls, md, engine, storage, nbytes, events=()):
+        """A Memory over new storage, whose contents are ready once ``events`` are."""
         memory = object.__new__(cls)
         memory.md, memory.engine, memory.storage, memory.nbytes = md, engine, storage, nbytes
-        memory._set_pending()
-        for event, queue in pending:
-            memory._wrote(event, queue)
+        memory._pending = pending_writes_of(storage, events) if engine.is_opencl else None
         return memory
 
     # -- NumPy in -------------------------------------------------------------------
@@ -189,29 +182,30 @@ class Memory:
         _check_layout(md, "from_numpy")
         array = _as_dtype(md, array)
         wait = check_wait_for(wait_for, engine)
+        queue = _stream_queue(queue, engine)
         need = _need(md)
         if not engine.is_opencl:
             raw = _host_zeros(md, need)
             scatter(md, array, raw)
             return cls._wrap(md, engine, raw, need)
-        pending = [(e, None) for e in wait]
-        if is_c_dense(md):  # the array's bytes are the buffer's
-            return cls._wrap(md, engine, _allocate(engine, md, need, array), need, pending)
+        if is_c_dense(md):  # the array's bytes are the buffer's, copied now
+            return cls._wrap(md, engine, _allocate(engine, md, need, array), need, wait)
         if need >= engine.caps.convert_on_device_bytes:
             dense = MemoryDesc(md.dims, md.data_type)
             prim = _device_reorder(dense, md, engine)
             if prim is not None:
                 staged = cls._wrap(dense, engine, _allocate(engine, dense, array.nbytes, array),
                                    array.nbytes)
-                out = cls._wrap(md, engine, _allocate(engine, md, need), need, pending)
+                out = cls._wrap(md, engine, _allocate(engine, md, need), need, wait)
                 if md.size != md.dtype.nbytes(md.nelems(padded=True)) or md.offset0:
-                    q = engine.queue  # gaps between elements: zero them too
-                    out._wrote(cl.enqueue_fill_buffer(q, out.storage, np.uint8(0), 0, need), q)
-                prim.execute(_stream_queue(queue, engine), staged, out, wait_for=wait)
+                    # Gaps between the elements: zero them too.
+                    out._wrote(cl.enqueue_fill_buffer(queue, out.storage, np.uint8(0), 0, need),
+                               queue)
+                prim.execute(queue, staged, out)
                 return out
         raw = np.zeros(need, dtype=np.uint8)
         scatter(md, array, raw)
-        return cls._wrap(md, engine, _allocate(engine, md, need, raw), need, pending)
+        return cls._wrap(md, engine, _allocate(engine, md, need, raw), need, wait)
 
     # -- NumPy out ------------------------------------------------------------------
 
@@ -221,13 +215,16 @@ class Memory:
         bytes are read (on ``queue``, else the engine's own queue)."""
         if not self.engine.is_opencl:
             check_wait_for(wait_for, self.engine)
+            _stream_queue(queue, self.engine)
             return self.storage[: self.nbytes].copy()
-        return self._read((0, self.nbytes), queue, wait_for)
+        return self._read((0, self.nbytes), queue, wait_for, whole=True)
 
-    def _read(self, span, queue, wait_for, out=None) -> np.ndarray:
+    def _read(self, span, queue, wait_for, out=None, whole=False) -> np.ndarray:
+        """Bytes ``span`` of the buffer, once the writes that may touch this
+        memory (any, when ``whole``) and ``wait_for`` are done."""
         wait = check_wait_for(wait_for, self.engine)
         q = _stream_queue(queue, self.engine)
-        wait_for_events(wait + self._reads_wait_for(None))
+        wait_for_events(wait + (self._pending.wait_list(None) if whole else self._wait_list()))
         lo, hi = span
         out = np.empty(hi - lo, dtype=np.uint8) if out is None else out
         if hi > lo:
@@ -243,11 +240,11 @@ class Memory:
         InvalidArgumentError for arguments of the wrong kind.
         """
         md = self.md
-        if not self.engine.is_opencl:
+        if not self.engine.is_opencl or md.nelems() == 0:
             check_wait_for(wait_for, self.engine)
-            return gather(md, self.storage)
-        if md.nelems() == 0:
-            check_wait_for(wait_for, self.engine)
+            _stream_queue(queue, self.engine)
+            if not self.engine.is_opencl:
+                return gather(md, self.storage)
             return np.zeros(md.dims, dtype=md.dtype.numpy)
         if is_c_dense(md):
             out = np.empty(md.dims, dtype=md.dtype.numpy)

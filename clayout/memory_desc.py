@@ -98,8 +98,9 @@ class MemoryDesc:
     def from_array(cls, array) -> "MemoryDesc":
         """The descriptor of a NumPy array or pyopencl Array as it lies in its
         buffer: dims from its shape, type from its dtype, strides from its
-        strides, and (pyopencl) its byte offset into its buffer as offset0, so
-        that ``Memory(MemoryDesc.from_array(a), engine, buffer=a)`` shares it.
+        strides, and (pyopencl) its byte offset into its buffer as offset0.
+        For a pyopencl Array ``a``, ``Memory(MemoryDesc.from_array(a),
+        engine, buffer=a)`` shares its storage.
 
         Raises InvalidArgumentError for a dtype clayout lacks, or strides that
         are negative, not whole elements, or overlap.

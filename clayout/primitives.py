@@ -11,7 +11,7 @@ from .dtypes import CORE_TYPES
 from .engine import Engine, Stream, as_engine, as_stream, check_wait_for, default_engine
 from .errors import InvalidArgumentError, UnimplementedError
 from .host import reorder as host_reorder
-from .host.layout import byte_span, span_base
+from .host.layout import byte_span, fills_span, span_base
 from .memory import Memory
 from .memory_desc import MemoryDesc
 
@@ -144,7 +144,8 @@ class _Primitive:
         and never blocks, whichever implementation runs (the host path for an
         OpenCL engine runs on a worker thread). The host engine runs the call
         at once and returns None. Raises InvalidArgumentError for arguments
-        that do not match.
+        that do not match, ExecutionError when an earlier write of ``src`` or
+        ``dst`` failed.
         """
         stream = as_stream(stream, self.engine)
         self._check_memory(src, self.src_md, "src")
@@ -158,9 +159,10 @@ class _Primitive:
                                      self.attr, self.shuffle)
             self._log_exec(start)
             return None
-        wait += src._reads_wait_for(queue) + dst._writes_wait_for(queue)
-        event = self._run(queue, src, dst, wait)
-        dst._wrote(event, queue)
+        wait += src._wait_list(queue)
+        with dst.write_lock:  # record events in the order they are enqueued
+            event = self._run(queue, src, dst, wait + dst._wait_list(queue))
+            dst._wrote(event, queue)
         if verbose.level():
             from .gpu.events import when_complete
             when_complete(event, lambda: self._log_exec(start))
@@ -186,7 +188,7 @@ class _Primitive:
 
         read_dst = attr is not None and attr.sum_beta is not None
         return host_fallback.run(self.engine, queue, src.storage, byte_span(src_md), dst.storage,
-                                 byte_span(dst_md), read_dst, work, wait)
+                                 byte_span(dst_md), read_dst, not fills_span(dst_md), work, wait)
 
     def __repr__(self):
         return f"<{type(self).__name__} {self.impl} {self._signature()}>"

@@ -278,3 +278,99 @@ def test_transfers_need_at_most_one_extra_copy(cl_engine, monkeypatch, tag, on_d
     limit = values.nbytes * 1.1 if tag != "nchw" and not on_device else 1 << 20
     assert up < limit, f"from_numpy used {up} bytes of host memory"
     assert down - base - out.nbytes < limit, f"to_numpy used {down - base} bytes"
+
+
+def _wait_until_done(event, timeout=30.0):
+    """Poll an event (never blocks the test for ever); True once it has ended."""
+    import pyopencl as cl
+
+    deadline = time.monotonic() + timeout
+    while event.command_execution_status > cl.command_execution_status.COMPLETE:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+@pytest.mark.parametrize("dt", ["s8", "f8_e5m2"])   # a kernel, and the host path
+def test_a_failed_write_is_reported_not_read_as_data(cl_engine, dt):
+    import pyopencl as cl
+
+    md = cly.MemoryDesc((4, 8), "f32")
+    src = cly.Memory.from_numpy(md, cl_engine, np.ones(md.dims, np.float32))
+    dst = cly.Memory(cly.MemoryDesc(md.dims, dt, tag="ba"), cl_engine)
+    gate = cl.UserEvent(cl_engine.context)
+    event = cly.Reorder(md, dst.md, engine=cl_engine).execute(cly.Stream(cl_engine), src, dst,
+                                                              wait_for=[gate])
+    gate.set_status(-1)   # the caller's event failed: the write never happens
+    assert _wait_until_done(event)
+    with pytest.raises(cly.ExecutionError, match="failed"):
+        dst.to_numpy()
+    assert dst.to_numpy().shape == md.dims   # reported once; the bytes are undefined
+
+
+def test_a_failing_host_path_fails_its_event_and_blocks_nothing(cl_engine, monkeypatch):
+    import clayout.host.reorder
+
+    def broken(*args, **kwargs):
+        raise MemoryError("no room")
+
+    monkeypatch.setattr(clayout.host.reorder, "reorder", broken)
+    md = cly.MemoryDesc((3, 5), "f32")
+    src = cly.Memory.from_numpy(md, cl_engine, np.ones(md.dims, np.float32))
+    dst = cly.Memory(cly.MemoryDesc(md.dims, "f8_e4m3"), cl_engine)
+    stream = cly.Stream(cl_engine)
+    with pytest.warns(RuntimeWarning, match="no room"):
+        event = cly.Reorder(md, dst.md, engine=cl_engine).execute(stream, src, dst)
+        assert _wait_until_done(event)
+    assert event.command_execution_status < 0
+    with pytest.raises(cly.ExecutionError):
+        dst.to_numpy()
+
+
+def test_memories_over_one_buffer_share_their_pending_writes(cl_engine):
+    import pyopencl as cl
+
+    md = cly.MemoryDesc((4, 16), "f32")
+    buffer = cl.Buffer(cl_engine.context, cl.mem_flags.READ_WRITE, md.size)
+    parent = cly.Memory(md, cl_engine, buffer=buffer)
+    cly.reorder(cly.Memory.from_numpy(md, cl_engine, np.zeros(md.dims, np.float32)), parent)
+    row = cly.Memory(md.submemory((1, 16), (2, 0)), cl_engine, buffer=buffer)  # not via parent
+    src = cly.Memory.from_numpy(cly.MemoryDesc((1, 16), "f32"), cl_engine,
+                                np.full((1, 16), 3, np.float32))
+    gate = cl.UserEvent(cl_engine.context)
+    event = cly.Reorder(src.md, row.md, engine=cl_engine).execute(cly.Stream(cl_engine), src, row,
+                                                                 wait_for=[gate])
+    assert event in parent.events
+    threading.Timer(0.2, gate.set_status, [cl.command_execution_status.COMPLETE]).start()
+    want = np.zeros(md.dims, np.float32)
+    want[2] = 3
+    assert np.array_equal(parent.to_numpy(), want)
+
+
+def test_disjoint_windows_are_written_concurrently(cl_engine):
+    import pyopencl as cl
+
+    parent, (low, high) = _concat_parts(cl_engine, (1, 32, 4, 4), 0)
+    src = cly.Memory.from_numpy(cly.MemoryDesc((1, 16, 4, 4), "f32"), cl_engine,
+                                np.full((1, 16, 4, 4), 5, np.float32))
+    gate = cl.UserEvent(cl_engine.context)
+    held = cly.Reorder(src.md, low.md, engine=cl_engine).execute(
+        cly.Stream(cl_engine), src, low, wait_for=[gate])
+    free = cly.Reorder(src.md, high.md, engine=cl_engine).execute(
+        cly.Stream(cl_engine), src, high)                # waits for nothing of low's
+    assert _wait_until_done(free, 10)
+    assert held.command_execution_status > cl.command_execution_status.COMPLETE
+    assert held in parent.events and held not in high.events
+    gate.set_status(cl.command_execution_status.COMPLETE)
+    assert (parent.to_numpy() == 5).all()
+
+
+def test_transfer_queues_are_checked_on_every_path(engine):
+    md = cly.MemoryDesc((2, 3), "f32")
+    values = np.zeros(md.dims, np.float32)
+    for call in (lambda: cly.Memory.from_numpy(md, engine, values, queue="nope"),
+                 lambda: cly.Memory.from_numpy(md, engine, values).to_numpy(queue="nope"),
+                 lambda: cly.Memory.from_numpy(md, engine, values).raw(queue="nope")):
+        with pytest.raises(cly.InvalidArgumentError, match="'nope'"):
+            call()

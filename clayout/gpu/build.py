@@ -29,50 +29,62 @@ def _build(engine, source: str, name: str):
     return getattr(program, name)
 
 
-class Kernel:
-    """A built kernel and the NDRange its plan needs.
+class _LockedKernel:
+    """A built kernel whose launches are safe from any thread: OpenCL kernel
+    arguments are state of the kernel object until the enqueue captures
+    them, so setting them and enqueuing happen under one lock."""
 
-    ``launch`` is safe from any thread: OpenCL kernel arguments are state of
-    the kernel object until the enqueue captures them, so setting them and
-    enqueuing happen under one lock.
-    """
+    def __init__(self, engine, source: str, name: str):
+        self.kernel = _build(engine, source, name)
+        self.source = source
+        self._lock = threading.Lock()
+
+    def _enqueue(self, queue, global_size, local_size, args, wait_for=None):
+        with self._lock:
+            self.kernel.set_args(*args)
+            return cl.enqueue_nd_range_kernel(queue, self.kernel, global_size, local_size,
+                                              wait_for=wait_for or None)
+
+
+class Kernel(_LockedKernel):
+    """A generated reorder/shuffle kernel and the NDRange its plan needs."""
 
     def __init__(self, engine, plan: KernelPlan):
         source, name, self.arg_names = render_kernel(plan)
-        self.kernel = _build(engine, source, name)
-        self.source = source
+        super().__init__(engine, source, name)
         local = min(256, engine.caps.max_work_group_size)
         self.local = (local,)
         self.global_ = (-(-plan.items // local) * local,)
-        self._lock = threading.Lock()
 
     def launch(self, queue, src, dst, values: dict, wait_for=None):
         """Enqueue the kernel on buffers src and dst with the named extra
         arguments (see render_kernel); returns its Event."""
-        with self._lock:
-            self.kernel.set_args(src, dst, *(values[n] for n in self.arg_names))
-            return cl.enqueue_nd_range_kernel(queue, self.kernel, self.global_, self.local,
-                                              wait_for=wait_for or None)
+        args = (src, dst, *(values[n] for n in self.arg_names))
+        return self._enqueue(queue, self.global_, self.local, args, wait_for)
+
+
+def _kernel_key(engine, key):
+    # Per device too: a kernel's NDRange and build options are the device's.
+    return (engine.device.int_ptr, key)
 
 
 def get_kernel(engine, plan: KernelPlan) -> Kernel:
-    """The kernel for ``plan`` on ``engine``'s context, built on first use only."""
-    return kernel_cache.get(engine.context, plan.key, lambda: Kernel(engine, plan))
+    """The kernel for ``plan`` on ``engine``'s context and device, built on first use only."""
+    return kernel_cache.get(engine.context, _kernel_key(engine, plan.key),
+                            lambda: Kernel(engine, plan))
 
 
-class _MaskedWrite:
+class _MaskedWrite(_LockedKernel):
     """The masked byte copy of templates/masked_write.cl.mako."""
 
     def __init__(self, engine):
-        self.kernel = _build(engine, render_template("masked_write.cl.mako"), "masked_write")
+        super().__init__(engine, render_template("masked_write.cl.mako"), "masked_write")
         self.local = min(256, engine.caps.max_work_group_size)
-        self._lock = threading.Lock()
 
     def launch(self, queue, dst, first: int, image, mask, count: int):
         size = -(-count // self.local) * self.local
-        with self._lock:
-            self.kernel.set_args(dst, image, mask, np.uint64(first), np.uint64(count))
-            return cl.enqueue_nd_range_kernel(queue, self.kernel, (size,), (self.local,))
+        args = (dst, image, mask, np.uint64(first), np.uint64(count))
+        return self._enqueue(queue, (size,), (self.local,), args)
 
 
 def upload(engine, values: np.ndarray):
@@ -81,12 +93,13 @@ def upload(engine, values: np.ndarray):
     return cl.Buffer(engine.context, flags, hostbuf=np.ascontiguousarray(values))
 
 
-def write_masked(engine, queue, buffer, first: int, image: np.ndarray, mask: np.ndarray):
-    """Enqueue writing ``image`` into ``buffer`` from byte ``first``, only
-    the bits ``mask`` sets; returns the Event. A full mask is a plain copy."""
-    if mask.all() and (mask == 0xFF).all():
+def write_masked(engine, queue, buffer, first: int, image: np.ndarray, mask=None):
+    """Enqueue writing ``image`` into ``buffer`` from byte ``first``: every
+    byte, or (with ``mask``) only the bits the mask sets; returns the Event."""
+    if mask is None:
         return cl.enqueue_copy(queue, buffer, image, dst_offset=first, is_blocking=False)
-    kernel = kernel_cache.get(engine.context, ("masked_write",), lambda: _MaskedWrite(engine))
+    kernel = kernel_cache.get(engine.context, _kernel_key(engine, ("masked_write",)),
+                              lambda: _MaskedWrite(engine))
     flags = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
     image_buffer = cl.Buffer(engine.context, flags, hostbuf=image)
     mask_buffer = cl.Buffer(engine.context, flags, hostbuf=mask)

@@ -1,61 +1,118 @@
-"""Events: the writes still pending on a buffer, and callbacks on completion."""
+"""Events: the writes still pending on a buffer, and watching for completion."""
 from __future__ import annotations
 
 import threading
+import weakref
 
 import pyopencl as cl
 
+from ..errors import ExecutionError
+
 _DONE = cl.command_execution_status.COMPLETE
 _OUT_OF_ORDER = cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
-
-
-def is_complete(event) -> bool:
-    """True once ``event`` has finished (or failed: a negative status)."""
-    return event.command_execution_status <= _DONE
 
 
 def in_order(queue) -> bool:
     return not queue.properties & _OUT_OF_ORDER
 
 
-class PendingWrites:
-    """The events of writes clayout enqueued on some bytes and that may still run.
+def may_overlap(a, b) -> bool:
+    """False only when the descriptors ``a`` and ``b`` (None: the whole
+    buffer) are provably disjoint views of one buffer: windows of one layout
+    (submemories of one parent) that miss each other in some dim."""
+    if a is None or b is None:
+        return True
+    if a is b:
+        return True
+    same_layout = all(getattr(a, n) == getattr(b, n) for n in (
+        "data_type", "padded_dims", "strides", "inner_blks", "inner_idxs", "offset0"))
+    if not same_layout:
+        return True
+    return all(oa < ob + nb and ob < oa + na for oa, na, ob, nb in zip(
+        a.padded_offsets, a.own_padded_dims, b.padded_offsets, b.own_padded_dims))
 
-    Each entry keeps the queue its command went to (None for a user event):
-    an event on an in-order queue makes the earlier ones of that queue
-    redundant, and a queue is flushed before another queue waits on it
-    (OpenCL requires that for events to make progress across queues).
+
+class PendingWrites:
+    """The writes clayout enqueued on one buffer that may still run.
+
+    Each entry keeps its event, the queue its command went to (None for a
+    user event) and the descriptor it wrote (None: anywhere), so that a
+    command waits only for writes that may touch what it touches. An event on
+    an in-order queue supersedes the earlier ones of that queue (they finish
+    first); a queue is flushed before another waits on it (OpenCL needs that
+    for progress across queues). A failed write is reported once, by the
+    next call that would have waited for it.
+
+    ``lock`` is held by a writer from building its wait list to recording
+    its event, so that events are recorded in the order they were enqueued.
     Safe to use from any thread.
     """
 
-    def __init__(self, entries=()):
-        self._lock = threading.Lock()
-        self._entries = list(entries)
+    def __init__(self, events=()):
+        self.lock = threading.RLock()
+        self._entries = [(e, None, None) for e in events]
+        self._failed = []
 
-    def add(self, event, queue=None):
-        """Record a write: ``event``, enqueued on ``queue`` (None: not on a queue)."""
-        ordered = queue is not None and in_order(queue)
-        with self._lock:
-            self._entries = [(e, q) for e, q in self._entries
-                             if not (ordered and q == queue) and not is_complete(e)]
-            self._entries.append((event, queue))
+    def _prune(self):
+        kept = []
+        for entry in self._entries:
+            status = entry[0].command_execution_status
+            if status < 0:
+                self._failed.append(entry)
+            elif status != _DONE:
+                kept.append(entry)
+        self._entries = kept
 
-    def entries(self) -> list:
-        """The (event, queue) pairs still pending."""
-        with self._lock:
-            self._entries = [(e, q) for e, q in self._entries if not is_complete(e)]
-            return list(self._entries)
+    def add(self, event, queue=None, md=None):
+        """Record a write of ``md`` (None: anywhere), enqueued on ``queue``."""
+        with self.lock:
+            self._prune()
+            if queue is not None and in_order(queue):
+                earlier = [e for e in self._entries if e[1] == queue]
+                if any(e[2] is None or e[2] != md for e in earlier):
+                    md = None  # now stands for writes elsewhere too
+                self._entries = [e for e in self._entries if e[1] != queue]
+            self._entries.append((event, queue, md))
 
-    def wait_list(self, queue=None) -> list:
-        """The pending events, for a command about to be enqueued on ``queue``
-        (None: waited on by the host). Flushes the other queues they are on."""
-        entries = self.entries()
+    def wait_list(self, queue=None, md=None) -> list:
+        """The pending events that may touch ``md`` (None: anywhere), for a
+        command about to be enqueued on ``queue`` (None: the host waits).
+        Flushes the other queues they are on. Raises ExecutionError once for
+        a failed write among them."""
+        with self.lock:
+            self._prune()
+            failed = [e for e in self._failed if may_overlap(e[2], md)]
+            if failed:
+                self._failed = [e for e in self._failed if e not in failed]
+                status = failed[0][0].command_execution_status
+                raise ExecutionError(
+                    f"a write clayout enqueued on this memory failed (status {status}); "
+                    f"its values are undefined until written again")
+            entries = [e for e in self._entries if may_overlap(e[2], md)]
         flushed = []
-        for _, q in entries:
+        for _, q, _ in entries:
             if q is not None and q != queue and q not in flushed:
                 q.flush()
                 flushed.append(q)
-        return [e for e, _ in entries]
+        return [e for e, _, _ in entries]
+
+
+# One PendingWrites per OpenCL buffer, whichever Memory objects use it; the
+# Memory objects hold theirs, so a buffer's address is not reused meanwhile.
+_BY_BUFFER: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_BY_BUFFER_LOCK = threading.Lock()
+
+
+def pending_writes_of(buffer, events=()) -> PendingWrites:
+    """The PendingWrites of a pyopencl Buffer (made on first use, starting
+    with ``events``, e.g. a pyopencl Array's)."""
+    with _BY_BUFFER_LOCK:
+        pending = _BY_BUFFER.get(buffer.int_ptr)
+        if pending is None:
+            return _BY_BUFFER.setdefault(buffer.int_ptr, PendingWrites(events))
+    for event in events:
+        pending.add(event)
+    return pending
 
 
 def when_complete(event, callback):
@@ -76,6 +133,10 @@ def when_complete(event, callback):
 
 
 def wait_for_events(events):
-    """Block until every event in ``events`` has completed."""
+    """Block until every event in ``events`` has completed. Raises
+    ExecutionError when one of them failed."""
     if events:
-        cl.wait_for_events(events)
+        try:
+            cl.wait_for_events(events)
+        except cl.Error as error:
+            raise ExecutionError(f"an event waited for failed: {error}") from None

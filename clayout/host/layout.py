@@ -51,6 +51,16 @@ def span_base(md: MemoryDesc) -> int:
     return lo * 2 if md.dtype.packed else lo // (md.dtype.bits // 8)
 
 
+def fills_span(md: MemoryDesc) -> bool:
+    """True when md's own elements (padding included) are every bit of its
+    ``byte_span``: no gaps, no byte shared with another tensor."""
+    lo, hi = element_span(md)
+    count = math.prod(md.own_padded_dims)
+    if md.dtype.packed:
+        return hi - lo == count and lo % 2 == 0 and hi % 2 == 0
+    return hi - lo == count
+
+
 def is_c_dense(md: MemoryDesc) -> bool:
     """True when the bytes are exactly a C-order array of shape dims (no blocks,
     padding, gaps or offset): NumPy's own layout."""
@@ -116,14 +126,14 @@ def boxes(shape: tuple[int, ...], limit: int | None = None, align=None):
     """Split the index space of ``shape`` into boxes of about ``limit``
     elements (default BOX_ELEMENTS), in C order; each a tuple of (start,
     stop) per dim. A box starts and ends on multiples of ``align`` (per dim,
-    default 1) or at the end of the dim, so it may hold up to prod(align)
-    times more."""
+    default 1) or at the end of the dim, so it holds at most
+    max(limit, prod(align)) elements."""
     if 0 in shape:
         return
     limit = limit or BOX_ELEMENTS
     align = align or (1,) * len(shape)
-    k = 0
-    while k < len(shape) - 1 and math.prod(shape[k + 1:]) * align[k] > limit:
+    k = 0  # the dim to split: the first whose aligned rows fit the limit
+    while k < len(shape) - 1 and math.prod(align[:k + 1]) * math.prod(shape[k + 1:]) > limit:
         k += 1
     rows = math.prod(shape[k + 1:]) * math.prod(align[:k])
     step = max(align[k], limit // rows // align[k] * align[k])

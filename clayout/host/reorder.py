@@ -10,6 +10,7 @@ import numpy as np
 from ..attr import Attr
 from ..dtypes import DataType
 from ..memory_desc import MemoryDesc
+from . import layout
 from .layout import (box_indices, box_offsets, box_view, boxes, digit_view, read_elements,
                      write_elements)
 
@@ -136,6 +137,9 @@ def reorder(src_md: MemoryDesc, src_raw: np.ndarray, dst_md: MemoryDesc, dst_raw
         v is not None and v.mask for v in (attr.src_scales, attr.dst_scales,
                                            attr.src_zero_point, attr.dst_zero_point)))
     align = tuple(math.lcm(a, b) for a, b in zip(src.align, dst.align))
+    if math.prod(align) > layout.BOX_ELEMENTS:  # blocks too big for one box: go by offsets
+        src.view = dst.view = dst.mask_view = None
+        align = None
     for box in boxes(dst_md.own_padded_dims, align=align):
         shape = tuple(stop - start for start, stop in box)
         # The part of the box inside the tensor; the rest is dst's padding.
