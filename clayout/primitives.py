@@ -164,13 +164,17 @@ class _Primitive:
             event = self._run(queue, src, dst, wait + dst._wait_list(queue))
             dst._wrote(event, queue)
         if verbose.level():
-            from .gpu.events import when_complete
-            when_complete(event, lambda: self._log_exec(start))
+            from .gpu.events import device_seconds, when_complete
+            when_complete(event, lambda: self._log_exec(start, device_seconds(event)))
         return event
 
-    def _log_exec(self, start):
+    def _log_exec(self, start, seconds=None):
+        """The exec line: the device's time for the command when the queue
+        profiles, else the time from the execute() call to completion."""
+        if seconds is None:
+            seconds = time.perf_counter() - start
         verbose.log("exec", self.engine.kind, self.kind, self.impl, self._signature(),
-                    f"{(time.perf_counter() - start) * 1e3:.3f}ms")
+                    f"{seconds * 1e3:.3f}ms")
 
     def _run(self, queue, src, dst, wait):
         from .gpu import build, host_fallback

@@ -132,6 +132,15 @@ def when_complete(event, callback):
     threading.Thread(target=watch, name="clayout-event", daemon=True).start()
 
 
+def device_seconds(event):
+    """The device time of a completed command, or None when its queue does
+    not profile (or it is a marker of the host path, which has no span)."""
+    try:
+        return (event.profile.end - event.profile.start) * 1e-9
+    except cl.Error:
+        return None
+
+
 def wait_for_events(events):
     """Block until every event in ``events`` has completed. Raises
     ExecutionError when one of them failed."""
