@@ -12,7 +12,7 @@ import numpy as np
 
 from .engine import Engine, as_engine, as_stream, check_wait_for, cl
 from .errors import InvalidArgumentError
-from .host.layout import byte_span, gather, is_c_dense, scatter, span_base
+from .host.layout import byte_span, fills_span, gather, is_c_dense, scatter, span_base
 from .memory_desc import MemoryDesc
 
 if cl is not None:
@@ -196,12 +196,16 @@ class Memory:
             if prim is not None:
                 staged = cls._wrap(dense, engine, _allocate(engine, dense, array.nbytes, array),
                                    array.nbytes)
-                out = cls._wrap(md, engine, _allocate(engine, md, need), need, wait)
-                if md.size != md.dtype.nbytes(md.nelems(padded=True)) or md.offset0:
-                    # Gaps between the elements: zero them too.
+                out = cls._wrap(md, engine, _allocate(engine, md, need), need)
+                if not fills_span(md) or byte_span(md) != (0, need):
+                    # Bytes around or between the elements: zero them too.
                     out._wrote(cl.enqueue_fill_buffer(queue, out.storage, np.uint8(0), 0, need),
                                queue)
+                # The conversion waits on nothing outside (an engine queue must
+                # never stall on a caller's event); wait_for gates later users.
                 prim.execute(queue, staged, out)
+                for event in wait:
+                    out._wrote(event)
                 return out
         raw = np.zeros(need, dtype=np.uint8)
         scatter(md, array, raw)
@@ -258,7 +262,10 @@ class Memory:
                 staged = Memory._wrap(dense, self.engine, _allocate(self.engine, dense, nbytes),
                                       nbytes)
                 q = _stream_queue(queue, self.engine)
-                event = prim.execute(q, self, staged, wait_for=wait_for)
+                # Wait here, not on the queue: an engine queue must never
+                # stall on a caller's event (to_numpy blocks anyway).
+                wait_for_events(check_wait_for(wait_for, self.engine) + self._wait_list())
+                event = prim.execute(q, self, staged)
                 out = np.empty(md.dims, dtype=md.dtype.numpy)
                 staged._read((0, nbytes), q, [event], out.reshape(-1).view(np.uint8))
                 return out

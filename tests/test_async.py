@@ -374,3 +374,38 @@ def test_transfer_queues_are_checked_on_every_path(engine):
                  lambda: cly.Memory.from_numpy(md, engine, values).raw(queue="nope")):
         with pytest.raises(cly.InvalidArgumentError, match="'nope'"):
             call()
+
+
+def test_a_gated_transfer_stalls_no_other_memory(cl_engine):
+    # The engine's own queues never hold a command that waits on a caller's event.
+    run_without_hanging("""
+        other = cly.Memory.from_numpy(cly.MemoryDesc((4,), "f32"), eng,
+                                      np.arange(4, dtype=np.float32))
+        md = cly.MemoryDesc((2, 17, 3, 3), "f32", tag="nChw16c")
+        values = np.random.default_rng(0).standard_normal(md.dims).astype(np.float32)
+        gated = cly.Memory.from_numpy(md, eng, values, wait_for=[gate])
+        fresh = cly.Memory(md, eng)
+        assert other.to_numpy().tolist() == [0, 1, 2, 3] and not fresh.to_numpy().any()
+        print("returned", flush=True)
+        threading.Timer(0.2, gate.set_status, [cl.command_execution_status.COMPLETE]).start()
+        assert np.array_equal(gated.to_numpy(), values)
+        late = cl.UserEvent(eng.context)
+        threading.Timer(0.2, late.set_status, [cl.command_execution_status.COMPLETE]).start()
+        assert np.array_equal(gated.to_numpy(wait_for=[late]), values)
+        print("ok")
+    """, env={"CLAYOUT_CONVERT_ON_DEVICE_BYTES": "0"})
+
+
+@pytest.mark.parametrize("on_device", [False, True])
+def test_from_numpy_zero_fills_around_a_window(cl_engine, monkeypatch, on_device):
+    import dataclasses
+
+    monkeypatch.setattr(cl_engine, "caps", dataclasses.replace(
+        cl_engine.caps, convert_on_device_bytes=0 if on_device else 1 << 60))
+    parent = cly.MemoryDesc((2, 64, 8, 8), "f32", tag="nchw")
+    for _ in range(3):   # leave a pattern in memory the driver may hand out again
+        cly.Memory(parent, cl_engine, raw=np.full(parent.size, 0xAB, np.uint8)).raw()
+    md = parent.submemory((2, 32, 8, 8), (0, 32, 0, 0))
+    mem = cly.Memory.from_numpy(md, cl_engine, np.ones(md.dims, np.float32))
+    raw = mem.raw().view(np.float32).reshape(parent.dims)
+    assert (raw[:, 32:] == 1).all() and not raw[:, :32].any()
