@@ -409,3 +409,23 @@ def test_from_numpy_zero_fills_around_a_window(cl_engine, monkeypatch, on_device
     mem = cly.Memory.from_numpy(md, cl_engine, np.ones(md.dims, np.float32))
     raw = mem.raw().view(np.float32).reshape(parent.dims)
     assert (raw[:, 32:] == 1).all() and not raw[:, :32].any()
+
+
+@pytest.mark.parametrize("verbose", ["0", "1"])
+def test_exiting_with_host_work_in_flight_exits_cleanly(cl_engine, verbose):
+    # A daemon thread blocked inside pyopencl at exit aborts the process
+    # ("terminate called without an active exception"); clayout's do not.
+    script = textwrap.dedent("""
+        import numpy as np, clayout as cly
+        eng = cly.Engine("opencl")
+        md = cly.MemoryDesc((64, 64, 64), "f8_e4m3")
+        dst_md = cly.MemoryDesc(md.dims, "f8_e4m3", tag="cba")
+        src = cly.Memory.from_numpy(md, eng, np.ones(md.dims, md.dtype.numpy))
+        r = cly.Reorder(md, dst_md, engine=eng)
+        assert r.impl.startswith("host:")
+        r.execute(cly.Stream(eng), src, cly.Memory(dst_md, eng))   # not waited for
+    """)
+    env = dict(os.environ, CLAYOUT_VERBOSE=verbose)
+    codes = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=120, env=env).returncode for _ in range(3)]
+    assert codes == [0, 0, 0]

@@ -9,6 +9,7 @@ commands come after the write, and is the Event returned.
 """
 from __future__ import annotations
 
+import atexit
 import threading
 import traceback
 import warnings
@@ -16,11 +17,45 @@ import warnings
 import numpy as np
 import pyopencl as cl
 
+from ..errors import ExecutionError
 from .build import write_masked
+from .events import wait_in_python
 
 # Reads of runs that failed to start. A pyopencl read event waits for its
 # command when freed, holding the GIL: these are kept until they are done.
 _ORPHANS: list = []
+
+
+class _Exit:
+    """At interpreter exit, runs still waiting for their inputs are dropped,
+    and the exit waits for those computing or writing: a daemon thread caught
+    inside NumPy or pyopencl when the interpreter finalises aborts the process."""
+
+    def __init__(self):
+        self.cond = threading.Condition()
+        self.exiting = False
+        self.busy = 0
+        atexit.register(self.wait)
+
+    def start_work(self) -> bool:
+        with self.cond:
+            if self.exiting:
+                return False
+            self.busy += 1
+            return True
+
+    def end_work(self):
+        with self.cond:
+            self.busy -= 1
+            self.cond.notify_all()
+
+    def wait(self, timeout: float = 60.0):
+        with self.cond:
+            self.exiting = True
+            self.cond.wait_for(lambda: self.busy == 0, timeout)
+
+
+_EXIT = _Exit()
 
 
 def _read(queue, buffer, span, wait_for):
@@ -77,16 +112,21 @@ class _Job:
 
     def run(self):
         status = cl.command_execution_status.COMPLETE
+        working = False
         try:
-            try:
-                cl.wait_for_events(self.reads)
-            except cl.Error:  # an event it waited for failed: so does this run
+            if not wait_in_python(self.reads):  # an event it waited for failed
                 status = -1
+                return
+            working = _EXIT.start_work()
+            if not working:  # the interpreter is exiting: nobody will read the result
                 return
             written = np.zeros_like(self.dst_bytes) if self.masked else None
             self.work(self.src_bytes, self.dst_bytes, written)
-            write_masked(self.engine, self.engine.host_queue, self.dst_buffer, self.first,
-                         self.dst_bytes, written).wait()
+            write = write_masked(self.engine, self.engine.host_queue, self.dst_buffer,
+                                 self.first, self.dst_bytes, written)
+            self.engine.host_queue.flush()
+            if not wait_in_python([write]):
+                raise ExecutionError("writing the host path's result to the device failed")
         except BaseException:  # noqa: BLE001 - the event fails, and says why here
             status = -1
             warnings.warn("clayout: the host path failed; its event reports an error:\n"
@@ -96,3 +136,5 @@ class _Job:
             # (and the interpreter may exit): then tell the event.
             self.reads = self.src_bytes = self.dst_bytes = None
             self.done.set_status(status)
+            if working:
+                _EXIT.end_work()
