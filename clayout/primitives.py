@@ -11,7 +11,6 @@ from .dtypes import CORE_TYPES
 from .engine import Engine, Stream, as_engine, as_stream, check_wait_for, default_engine
 from .errors import InvalidArgumentError, UnimplementedError
 from .host import reorder as host_reorder
-from .host.layout import byte_span, fills_span, span_base
 from .memory import Memory
 from .memory_desc import MemoryDesc
 
@@ -186,13 +185,16 @@ class _Primitive:
             return build.copy_buffer(queue, dst.storage, src.storage, self._copy_bytes, wait)
         src_md, dst_md, attr, shuffle = self.src_md, self.dst_md, self.attr, self.shuffle
 
-        def work(src_bytes, dst_bytes, written):
+        def regions():
+            return host_reorder.staging_regions(src_md, dst_md, shuffle)
+
+        def work(region, src_bytes, src_base, dst_bytes, dst_base, written):
             host_reorder.reorder(src_md, src_bytes, dst_md, dst_bytes, attr, shuffle,
-                                 span_base(src_md), span_base(dst_md), written)
+                                 src_base, dst_base, written, region)
 
         read_dst = attr is not None and attr.sum_beta is not None
-        return host_fallback.run(self.engine, queue, src.storage, byte_span(src_md), dst.storage,
-                                 byte_span(dst_md), read_dst, not fills_span(dst_md), work, wait)
+        return host_fallback.run(self.engine, queue, src.storage, dst.storage, regions,
+                                 read_dst, work, wait)
 
     def __repr__(self):
         return f"<{type(self).__name__} {self.impl} {self._signature()}>"

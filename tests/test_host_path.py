@@ -212,3 +212,84 @@ def test_scratch_stays_bounded_with_blocks_on_leading_dims(host_engine, monkeypa
         tracemalloc.stop()
     assert peak < 1 << 20, f"{peak} bytes of scratch for boxes of 4096 elements"
     assert np.array_equal(dst.to_numpy(), values)
+
+
+STAGED = [  # (src dims/type/tag, dst type/tag, attr kwargs, shuffle (axis, group) or None)
+    (((3, 37, 5, 3), "f32", "nChw16c"), ("f8_e4m3", "ABcd4b16a4b"), {"src_scales": 0.5}, None),
+    (((6, 11, 7), "s8", "acb"), ("s4", "bca"), {"sum_beta": 1.0}, None),
+    (((2, 48, 3, 5), "f8_e5m2", "aBcd16b"), ("f8_e5m2", "aBcd16b"), {}, (1, 3)),
+    (((4, 9, 2, 2, 2, 2, 2), "u8", "abcdefg"), ("u8", "gfedcba"), {}, None),
+]
+
+
+@pytest.mark.parametrize("case", range(len(STAGED)))
+def test_small_staging_regions_change_nothing(host_engine, cl_engine, monkeypatch, case):
+    (dims, sdt, stag), (ddt, dtag), attr, shuffle = STAGED[case]
+    src_md = cly.MemoryDesc(dims, sdt, tag=stag)
+    dst_md = cly.MemoryDesc(dims, ddt, tag=dtag)
+    values = np.random.default_rng(case).integers(-6, 6, dims).astype(src_md.dtype.numpy)
+    old = np.random.default_rng(9).integers(-2, 3, dims).astype(dst_md.dtype.numpy)
+
+    def run(engine):
+        src = cly.Memory.from_numpy(src_md, engine, values)
+        dst = cly.Memory.from_numpy(dst_md, engine, old)
+        if shuffle:
+            p = cly.Shuffle(src_md, axis=shuffle[0], group_size=shuffle[1], engine=engine,
+                            dst_md=dst_md)
+        else:
+            p = cly.Reorder(src_md, dst_md, engine=engine, attr=cly.Attr(**attr) if attr else None)
+        stream = cly.Stream(engine)
+        p.execute(stream, src, dst)
+        stream.wait()
+        return p.impl, dst.raw()
+
+    _, want = run(host_engine)
+    monkeypatch.setattr(layout, "STAGE_ELEMENTS", 64)
+    monkeypatch.setattr(layout, "STAGE_BYTES", 200)
+    impl, got = run(cl_engine)
+    assert impl.startswith("host:") and got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("tags", [("abc", "cab"), ("aBc16b", "Acb8a"), ("abc", "bca"), ("acb", "abc")])
+def test_staging_regions_tile_the_destination(monkeypatch, tags):
+    from clayout.host.reorder import staging_regions
+
+    parent = cly.MemoryDesc((7, 40, 4), "s4", tag=tags[1])
+    # A window that starts mid-byte, or a whole tensor with its own padding.
+    dst_md = parent.submemory((5, 33, 3), (1, 0, 1)) if tags[1] == "abc" else \
+        cly.MemoryDesc((5, 33, 4), "s4", tag=tags[1])
+    src_md = cly.MemoryDesc(dst_md.dims, "f32", tag=tags[0])
+    seen = np.zeros(dst_md.own_padded_dims, np.int64)
+    for region, src, dst, fills in staging_regions(src_md, dst_md, max_bytes=40):
+        first, end, base = dst
+        index = layout.box_indices(region)
+        offsets = layout.box_offsets(dst_md, index)
+        assert (offsets >= base).all() and ((offsets - base) // 2 < end - first).all()
+        seen[tuple(slice(a, b) for a, b in region)] += 1
+        count = int(np.prod([b - a for a, b in region]))
+        assert fills == ((end - first) * 2 == count and first * 2 == base)
+    assert (seen == 1).all()
+
+
+def test_host_path_scratch_does_not_grow_with_a_sparse_window(cl_engine, monkeypatch):
+    monkeypatch.setattr(layout, "STAGE_BYTES", 1 << 20)
+    peaks = []
+    for cols in (1024, 8192):   # parents of 4 and 32 MiB, the same 8192-element window
+        parent = cly.MemoryDesc((4096, cols), "f8_e4m3")
+        window = parent.submemory((4096, 2), (0, 7))
+        src_md = cly.MemoryDesc((4096, 2), "f8_e4m3")
+        src = cly.Memory.from_numpy(src_md, cl_engine, np.ones((4096, 2), src_md.dtype.numpy))
+        dst = cly.Memory(window, cl_engine, buffer=cly.Memory(parent, cl_engine))
+        r = cly.Reorder(src_md, window, engine=cl_engine)
+        assert r.impl.startswith("host:")
+        stream = cly.Stream(cl_engine)
+        tracemalloc.start()
+        try:
+            r.execute(stream, src, dst)
+            stream.wait()
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        peaks.append(peak)
+        assert (dst.to_numpy().astype(np.float32) == 1).all()
+    assert max(peaks) < 4 << 20, peaks

@@ -1,6 +1,7 @@
 """Events: the writes still pending on a buffer, and watching for completion."""
 from __future__ import annotations
 
+import atexit
 import threading
 import time
 import weakref
@@ -131,17 +132,38 @@ def wait_in_python(events) -> bool:
     return all(e.command_execution_status == _DONE for e in events)
 
 
+_WATCHERS: set = set()
+_WATCHERS_LOCK = threading.Lock()
+
+
 def when_complete(event, callback):
     """Call ``callback()`` on a daemon thread once ``event`` has completed or failed.
 
     Not pyopencl's ``Event.set_callback``: its notification thread also
-    aborts the process when the interpreter exits first.
+    aborts the process when the interpreter exits first. At exit, callbacks
+    of work that completes within a second still run.
     """
     def watch():
-        wait_in_python([event])
-        callback()
+        try:
+            wait_in_python([event])
+            callback()
+        finally:
+            with _WATCHERS_LOCK:
+                _WATCHERS.discard(thread)
 
-    threading.Thread(target=watch, name="clayout-event", daemon=True).start()
+    thread = threading.Thread(target=watch, name="clayout-event", daemon=True)
+    with _WATCHERS_LOCK:
+        _WATCHERS.add(thread)
+    thread.start()
+
+
+@atexit.register
+def _let_watchers_finish(timeout: float = 1.0):
+    deadline = time.monotonic() + timeout
+    with _WATCHERS_LOCK:
+        watchers = list(_WATCHERS)
+    for thread in watchers:
+        thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def device_seconds(event):

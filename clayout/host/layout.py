@@ -21,34 +21,33 @@ import numpy as np
 from ..dtypes import DataType
 from ..memory_desc import MemoryDesc
 
-#: Elements per box of the offset-based paths: with ~60 bytes of scratch per
+#: Elements per box of the host path: with up to ~60 bytes of scratch per
 #: element (offsets, values, temporaries) a box stays near 128 MiB.
 BOX_ELEMENTS = 1 << 21
+
+#: For the host path of an OpenCL engine, which copies the bytes it works on
+#: from and to the device a region at a time: elements per region, and the
+#: bytes its copies may take (source, destination and write mask together).
+STAGE_ELEMENTS = 1 << 22
+STAGE_BYTES = 64 << 20
 
 
 def element_span(md: MemoryDesc) -> tuple[int, int]:
     """First and one-past-last element offset of md's own elements, padding
     included (offsets grow with every index, so the corners bound them)."""
-    own = md.own_padded_dims
     if md.nelems() == 0:
         return 0, 0
-    return md.offset((0,) * md.ndims, padded=True), md.offset(tuple(n - 1 for n in own),
-                                                              padded=True) + 1
+    return box_element_span(md, whole_box(md))
 
 
 def byte_span(md: MemoryDesc) -> tuple[int, int]:
     """``element_span`` in bytes, widened to whole bytes for the packed types."""
-    lo, hi = element_span(md)
-    if md.dtype.packed:
-        return lo // 2, (hi + 1) // 2
-    size = md.dtype.bits // 8
-    return lo * size, hi * size
+    return to_byte_span(md, *element_span(md))[:2]
 
 
 def span_base(md: MemoryDesc) -> int:
     """The element that byte 0 of a ``byte_span`` read holds."""
-    lo, _ = byte_span(md)
-    return lo * 2 if md.dtype.packed else lo // (md.dtype.bits // 8)
+    return to_byte_span(md, *element_span(md))[2]
 
 
 def fills_span(md: MemoryDesc) -> bool:
@@ -76,48 +75,80 @@ def is_c_dense(md: MemoryDesc) -> bool:
 
 # -- strided views ----------------------------------------------------------------
 
-def _digits(md: MemoryDesc):
+def whole_box(md: MemoryDesc):
+    """The box of md's own padded index space."""
+    return tuple((0, n) for n in md.own_padded_dims)
+
+
+def _digits(md: MemoryDesc, box):
     """Per dim, the (extent, element stride) of its outer index and of each
-    of its inner blocks, most significant first; or None when the padded
-    offsets do not start on block boundaries."""
+    of its inner blocks, most significant first, over ``box`` of the padded
+    index space; or None when the box (or md's window of its parent) does
+    not start on block boundaries."""
     inner_strides = [math.prod(md.inner_blks[j + 1:]) for j in range(len(md.inner_blks))]
     blocks = md.blocks
     digits = []
-    for d in range(md.ndims):
-        if md.padded_offsets[d] % blocks[d] or md.own_padded_dims[d] % blocks[d]:
+    for d, (start, stop) in enumerate(box):
+        if (md.padded_offsets[d] + start) % blocks[d] or md.own_padded_dims[d] % blocks[d]:
             return None
-        digits.append([(md.own_padded_dims[d] // blocks[d], md.strides[d])]
+        digits.append([(-(-(stop - start) // blocks[d]), md.strides[d])]
                       + [(size, inner_strides[j]) for j, (size, idx)
                          in enumerate(zip(md.inner_blks, md.inner_idxs)) if idx == d])
     return digits
 
 
-def digit_view(md: MemoryDesc, raw: np.ndarray, base: int = 0, dtype=None) -> np.ndarray | None:
-    """A view of ``raw`` with one axis per digit (see ``_digits``): a C-order
-    array of shape md.own_padded_dims reshaped to ``view.shape`` lines up
-    element for element. ``dtype`` (default md's) must have md's size.
-    None for the packed types and unaligned views."""
-    digits = None if md.dtype.packed else _digits(md)
+def digit_view(md: MemoryDesc, raw: np.ndarray, base: int = 0, dtype=None,
+               box=None) -> np.ndarray | None:
+    """A view of ``raw`` with one axis per digit (see ``_digits``) over ``box``
+    (default: the whole own padded tensor): a C-order array of the box's
+    shape reshaped to ``view.shape`` lines up element for element. ``dtype``
+    (default md's) must have md's size. None for the packed types and boxes
+    that do not start on block boundaries."""
+    box = whole_box(md) if box is None else box
+    digits = None if md.dtype.packed else _digits(md, box)
     if digits is None:
         return None
     size = md.dtype.bits // 8
-    first = md.offset((0,) * md.ndims, padded=True) if md.nelems() else base
+    empty = any(start >= stop for start, stop in box)
+    first = base if empty else md.offset(tuple(start for start, _ in box), padded=True)
     flat = [digit for per_dim in digits for digit in per_dim]
     return np.ndarray(tuple(n for n, _ in flat), dtype=dtype or md.dtype.numpy, buffer=raw,
                       offset=(first - base) * size, strides=tuple(s * size for _, s in flat))
 
 
-def box_view(md: MemoryDesc, view: np.ndarray, box) -> np.ndarray:
-    """The part of a ``digit_view`` that holds a box of the padded index
-    space; the box must start and end on md's block boundaries (or at the
-    end of its own padded extent). Reshaped to the box, it is the box's
-    values in C order."""
+def box_view(md: MemoryDesc, view: np.ndarray, box, origin=None) -> np.ndarray:
+    """The part of a ``digit_view`` (made over a box starting at ``origin``,
+    default the tensor's start) that holds ``box``; the box must start and
+    end on md's block boundaries (or at the end of its own padded extent).
+    Reshaped to the box, it is the box's values in C order."""
     slices = []
     for d, (start, stop) in enumerate(box):
         block = md.blocks[d]
-        slices.append(slice(start // block, -(-stop // block)))
+        first = origin[d] if origin else 0
+        slices.append(slice((start - first) // block, -(-(stop - first) // block)))
         slices += [slice(None)] * sum(1 for idx in md.inner_idxs if idx == d)
     return view[tuple(slices)]
+
+
+def widen_to_blocks(md: MemoryDesc, box):
+    """``box`` grown to whole blocks of md (within its own padded extent)."""
+    return tuple((start - start % b, min(-(-stop // b) * b, n))
+                 for (start, stop), b, n in zip(box, md.blocks, md.own_padded_dims))
+
+
+def box_element_span(md: MemoryDesc, box) -> tuple[int, int]:
+    """First and one-past-last element offset of a non-empty box of md's
+    padded index space (offsets grow with every index: the corners bound them)."""
+    return (md.offset(tuple(start for start, _ in box), padded=True),
+            md.offset(tuple(stop - 1 for _, stop in box), padded=True) + 1)
+
+
+def to_byte_span(md: MemoryDesc, first: int, end: int) -> tuple[int, int, int]:
+    """(first byte, end byte, element at the first byte) of elements [first, end)."""
+    if md.dtype.packed:
+        return first // 2, (end + 1) // 2, first // 2 * 2
+    size = md.dtype.bits // 8
+    return first * size, end * size, first
 
 
 # -- boxes of indices and their offsets ------------------------------------------

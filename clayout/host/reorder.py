@@ -111,21 +111,55 @@ def reorder_values(src: np.ndarray, src_dt: DataType, dst_dt: DataType,
         return convert(np.asarray(x, dtype=ct), dst_dt)
 
 
+def alignment(src_md: MemoryDesc, dst_md: MemoryDesc, shuffle=None):
+    """Per dim, the multiple a box of the reorder starts on: the blocks of
+    both sides that are read and written through strided views. None when
+    those blocks would make a box too big (then everything goes by offsets)."""
+    sides = [dst_md] + ([src_md] if shuffle is None else [])
+    align = tuple(math.lcm(*(md.blocks[d] if not md.dtype.packed else 1 for md in sides))
+                  for d in range(dst_md.ndims))
+    return None if math.prod(align) > layout.BOX_ELEMENTS else align
+
+
+def source_box(src_md: MemoryDesc, dst_box, shuffle=None):
+    """The box of the source a destination box reads (whole source blocks;
+    the whole axis of a shuffle), or None for a box of destination padding."""
+    inner = [(start, min(stop, n)) for (start, stop), n in zip(dst_box, src_md.dims)]
+    if any(start >= stop for start, stop in inner):
+        return None
+    if shuffle is not None:
+        order = shuffled_source_index(src_md.dims[shuffle[0]], shuffle[1])
+        start, stop = inner[shuffle[0]]
+        picked = order[start:stop]
+        inner[shuffle[0]] = (int(picked.min()), int(picked.max()) + 1)
+    return layout.widen_to_blocks(src_md, tuple(inner))
+
+
 def reorder(src_md: MemoryDesc, src_raw: np.ndarray, dst_md: MemoryDesc, dst_raw: np.ndarray,
             attr: Attr | None = None, shuffle: tuple[int, int] | None = None,
-            src_base: int = 0, dst_base: int = 0, written: np.ndarray | None = None):
+            src_base: int = 0, dst_base: int = 0, written: np.ndarray | None = None,
+            region=None):
     """Reorder the tensor in the bytes ``src_raw`` into the bytes ``dst_raw`` (in place).
 
     ``shuffle=(axis, group)`` reads the source along ``axis`` in shuffled
     order. Only the destination's elements and its own padding are written;
     ``written`` (optional, like dst_raw) gets the bits written set. The raw
     arrays may hold a span of their buffer that starts at element
-    ``src_base`` / ``dst_base``.
+    ``src_base`` / ``dst_base``. ``region`` (a box of the destination's
+    padded index space, on ``alignment``'s multiples) limits the work to it;
+    the raw spans must then hold the region and its ``source_box``.
     """
     if src_md.nelems() == 0:
         return
-    src = _Side(src_md, src_raw, src_base, view=shuffle is None)
-    dst = _Side(dst_md, dst_raw, dst_base, written=written)
+    align = alignment(src_md, dst_md, shuffle)
+    region = layout.whole_box(dst_md) if region is None else tuple(region)
+    src_region = source_box(src_md, region, shuffle)
+    if src_region is None:  # only padding: no source to read
+        src = None
+    else:
+        src = _Side(src_md, src_raw, src_base, src_region,
+                    view=align is not None and shuffle is None)
+    dst = _Side(dst_md, dst_raw, dst_base, region, view=align is not None, written=written)
     dims = dst_md.dims
     order = None
     if shuffle is not None:
@@ -136,11 +170,9 @@ def reorder(src_md: MemoryDesc, src_raw: np.ndarray, dst_md: MemoryDesc, dst_raw
     per_slice = order is not None or (attr is not None and any(
         v is not None and v.mask for v in (attr.src_scales, attr.dst_scales,
                                            attr.src_zero_point, attr.dst_zero_point)))
-    align = tuple(math.lcm(a, b) for a, b in zip(src.align, dst.align))
-    if math.prod(align) > layout.BOX_ELEMENTS:  # blocks too big for one box: go by offsets
-        src.view = dst.view = dst.mask_view = None
-        align = None
-    for box in boxes(dst_md.own_padded_dims, align=align):
+    origin = tuple(start for start, _ in region)
+    for relative in boxes(tuple(stop - start for start, stop in region), align=align):
+        box = tuple((o + start, o + stop) for o, (start, stop) in zip(origin, relative))
         shape = tuple(stop - start for start, stop in box)
         # The part of the box inside the tensor; the rest is dst's padding.
         inner = tuple((start, min(stop, n)) for (start, stop), n in zip(box, dims))
@@ -165,18 +197,59 @@ def reorder(src_md: MemoryDesc, src_raw: np.ndarray, dst_md: MemoryDesc, dst_raw
         dst.write(box, out)
 
 
+def staging_regions(src_md: MemoryDesc, dst_md: MemoryDesc, shuffle=None,
+                    max_bytes: int | None = None):
+    """Regions of the destination for a host path whose bytes live on a
+    device: each yielded as (region, (src first byte, end byte, first
+    element) or None, (dst first byte, end byte, first element), fills),
+    where the spans cover what ``reorder(region=...)`` reads and writes and
+    ``fills`` says the region's elements are every bit of its dst span. A
+    region's spans stay within ``max_bytes`` (default STAGE_BYTES) unless one
+    block row alone is bigger."""
+    max_bytes = max_bytes or layout.STAGE_BYTES
+    align = alignment(src_md, dst_md, shuffle) or (1,) * dst_md.ndims
+
+    def spans(region):
+        src_box = source_box(src_md, region, shuffle)
+        src = None if src_box is None else layout.to_byte_span(
+            src_md, *layout.box_element_span(src_md, src_box))
+        first, end = layout.box_element_span(dst_md, region)
+        dst = layout.to_byte_span(dst_md, first, end)
+        count = math.prod(stop - start for start, stop in region)
+        fills = end - first == count and (not dst_md.dtype.packed or first % 2 == end % 2 == 0)
+        return src, dst, fills
+
+    def fit(region):
+        src, dst, fills = spans(region)
+        size = (dst[1] - dst[0]) * (1 if fills else 2) + (src[1] - src[0] if src else 0)
+        split = next((d for d, ((start, stop), a) in enumerate(zip(region, align))
+                      if stop - start > a), None)
+        if size <= max_bytes or split is None:
+            yield region, src, dst, fills
+            return
+        start, stop = region[split]
+        a = align[split]
+        middle = start + -(-(stop - start) // 2 // a) * a
+        for part in ((start, middle), (middle, stop)):
+            yield from fit(region[:split] + (part,) + region[split + 1:])
+
+    for region in boxes(dst_md.own_padded_dims, layout.STAGE_ELEMENTS, align):
+        yield from fit(region)
+
+
 class _Side:
     """One side of a reorder: its bytes, read and written box by box through
-    a strided view where the layout allows, else through element offsets."""
+    a strided view (over ``region``) where the layout allows, else through
+    element offsets."""
 
-    def __init__(self, md, raw, base, view=True, written=None):
+    def __init__(self, md, raw, base, region, view=True, written=None):
         self.md, self.raw, self.base, self.written = md, raw, base, written
-        self.view = digit_view(md, raw, base) if view else None
+        self.origin = tuple(start for start, _ in region)
+        self.view = digit_view(md, raw, base, box=region) if view else None
         self.mask_view = None
         if self.view is not None and written is not None:
             mask_type = np.dtype(f"u{md.dtype.bits // 8}")
-            self.mask_view = digit_view(md, written, base, dtype=mask_type)
-        self.align = md.blocks if self.view is not None else (1,) * md.ndims
+            self.mask_view = digit_view(md, written, base, dtype=mask_type, box=region)
 
     def read(self, box) -> np.ndarray:
         """The values of a box (inside the tensor) in C order."""
@@ -184,13 +257,11 @@ class _Side:
             return read_elements(self.md.dtype, self.raw, box_offsets(self.md, box_indices(box)),
                                  self.base)
         # Widen the box to whole blocks, read, and keep the box.
-        own = self.md.own_padded_dims
-        blocks = self.md.blocks
-        wide = tuple((start, min(-(-stop // b) * b, n))
-                     for (start, stop), b, n in zip(box, blocks, own))
-        values = box_view(self.md, self.view, wide).reshape(
+        wide = layout.widen_to_blocks(self.md, box)
+        values = box_view(self.md, self.view, wide, self.origin).reshape(
             tuple(stop - start for start, stop in wide))
-        return values[tuple(slice(0, stop - start) for start, stop in box)]
+        return values[tuple(slice(start - w, stop - w)
+                            for (start, stop), (w, _) in zip(box, wide))]
 
     def read_indices(self, index, axis, order) -> np.ndarray:
         """The values at the broadcast ``index`` arrays, with the ``axis``
@@ -206,10 +277,11 @@ class _Side:
             write_elements(self.md.dtype, self.raw, box_offsets(self.md, box_indices(box)),
                            values, self.base, self.written)
             return
-        target = box_view(self.md, self.view, box)
+        target = box_view(self.md, self.view, box, self.origin)
         target[...] = values.reshape(target.shape)
         if self.mask_view is not None:
-            box_view(self.md, self.mask_view, box)[...] = np.iinfo(self.mask_view.dtype).max
+            box_view(self.md, self.mask_view, box, self.origin)[...] = \
+                np.iinfo(self.mask_view.dtype).max
 
 
 def shuffled_source_index(channels: int, group: int) -> np.ndarray:
