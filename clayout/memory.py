@@ -13,7 +13,7 @@ import numpy as np
 from .engine import Engine, as_engine, as_stream, check_wait_for, cl
 from .errors import InvalidArgumentError
 from .host.layout import byte_span, fills_span, gather, is_c_dense, scatter, span_base
-from .memory_desc import MemoryDesc
+from .memory_desc import MemoryDesc, may_overlap
 
 if cl is not None:
     from .gpu.events import pending_writes_of, wait_for_events
@@ -128,6 +128,14 @@ class Memory:
         may still run (what its readers wait for)."""
         return self._wait_list(None)
 
+    def shares_bytes_with(self, other: "Memory") -> bool:
+        """True when this memory and ``other`` may use some of the same bytes."""
+        if self.engine.is_opencl:
+            same = self.storage.int_ptr == other.storage.int_ptr
+        else:
+            same = np.may_share_memory(self.storage, other.storage)
+        return same and may_overlap(self.md, other.md)
+
     # -- storage ------------------------------------------------------------------
 
     def _adopt(self, buffer):
@@ -142,10 +150,10 @@ class Memory:
             if cl is not None and _is_cl_array(buffer):
                 storage, nbytes = _adopt_cl_array(self.md, self.engine, buffer)
                 return storage, nbytes, tuple(getattr(buffer, "events", ()))
-            if cl is not None and isinstance(buffer, cl.Buffer):
+            if cl is not None and _is_cl_buffer(buffer):
                 if buffer.context != self.engine.context:
                     raise InvalidArgumentError(
-                        f"pyopencl Buffer of another context than {self.engine.describe()}")
+                        f"pyopencl buffer of another context than {self.engine.describe()}")
                 return buffer, buffer.size, ()
         elif isinstance(buffer, np.ndarray) and buffer.dtype == np.uint8 and buffer.ndim == 1 \
                 and buffer.flags.c_contiguous:
@@ -341,6 +349,12 @@ def _device_reorder(src_md, dst_md, engine):
     return prim if prim.impl.startswith("ocl:") else None
 
 
+def _is_cl_buffer(value) -> bool:
+    """A pyopencl Buffer, or a buffer of a pyopencl memory pool (not an image)."""
+    return isinstance(value, cl.MemoryObjectHolder) and \
+        value.get_info(cl.mem_info.TYPE) == cl.mem_object_type.BUFFER
+
+
 def _is_cl_array(value) -> bool:
     import pyopencl.array as cla
     return isinstance(value, cla.Array)
@@ -353,7 +367,7 @@ def _adopt_cl_array(md, engine, array):
     a flat contiguous Array of md's type (or of bytes) holds md's buffer.
     """
     data = array.base_data
-    if not isinstance(data, cl.Buffer):
+    if not _is_cl_buffer(data):
         raise InvalidArgumentError(f"pyopencl Array {array!r}: it has no Buffer to share")
     if array.context != engine.context:
         raise InvalidArgumentError(

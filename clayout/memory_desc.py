@@ -451,6 +451,8 @@ class MemoryDesc:
 
     def check_same_dims(self, other: "MemoryDesc", what: str):
         """Raise InvalidArgumentError unless ``other`` has the same dims."""
+        if not isinstance(other, MemoryDesc):
+            raise InvalidArgumentError(f"{what}: {other!r} is not a MemoryDesc")
         if self.dims != other.dims:
             raise InvalidArgumentError(f"{what}: dims {self.dims!r} and {other.dims!r} differ")
 
@@ -485,6 +487,35 @@ class MemoryDesc:
             if any(self.padded_offsets):
                 layout += " offsets=" + "x".join(map(str, self.padded_offsets))
         return f"<MemoryDesc {dims} {self.data_type} {layout}>"
+
+
+def _bit_span(md: MemoryDesc) -> tuple[int, int]:
+    """First and one-past-last bit of md's own elements (padding included)."""
+    if md.nelems() == 0:
+        return 0, 0
+    first = md.offset((0,) * md.ndims, padded=True)
+    last = md.offset(tuple(n - 1 for n in md.own_padded_dims), padded=True)
+    return first * md.dtype.bits, (last + 1) * md.dtype.bits
+
+
+def may_overlap(a, b) -> bool:
+    """False only when descriptors ``a`` and ``b`` (None: the whole buffer)
+    are provably disjoint views of one buffer: their spans miss each other,
+    or they are windows of one layout (submemories of one parent) that miss
+    each other in some dim."""
+    if a is None or b is None:
+        return True
+    (a0, a1), (b0, b1) = _bit_span(a), _bit_span(b)
+    if a1 <= b0 or b1 <= a0:
+        return False
+    if a is b:
+        return True
+    same_layout = all(getattr(a, n) == getattr(b, n) for n in (
+        "data_type", "padded_dims", "strides", "inner_blks", "inner_idxs", "offset0"))
+    if not same_layout:
+        return True
+    return all(oa < ob + nb and ob < oa + na for oa, na, ob, nb in zip(
+        a.padded_offsets, a.own_padded_dims, b.padded_offsets, b.own_padded_dims))
 
 
 __all__ = ["MemoryDesc"]

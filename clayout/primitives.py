@@ -149,6 +149,10 @@ class _Primitive:
         stream = as_stream(stream, self.engine)
         self._check_memory(src, self.src_md, "src")
         self._check_memory(dst, self.dst_md, "dst")
+        if src.shares_bytes_with(dst):
+            raise InvalidArgumentError(
+                f"src {src.md!r} and dst {dst.md!r} share bytes of one buffer: a {self.kind} "
+                f"does not run in place; give a destination of its own")
         wait = check_wait_for(wait_for, self.engine)
         start = time.perf_counter()
         queue = stream.queue

@@ -151,3 +151,34 @@ def test_one_kernel_is_built_once_by_racing_threads(cl_engine):
     for thread in threads:
         thread.join()
     assert cly.kernel_cache.builds == before + 1
+
+
+def test_arrays_from_a_memory_pool_are_shared(cl_engine, queue):
+    import pyopencl.array as cla
+    import pyopencl.tools as cltools
+
+    pool = cltools.MemoryPool(cltools.ImmediateAllocator(queue))
+    host = np.arange(12, dtype=np.float32).reshape(3, 4)
+    array = cla.to_device(queue, host, allocator=pool)
+    mem = cly.Memory(cly.MemoryDesc.from_array(array), cl_engine, buffer=array)
+    assert np.array_equal(mem.to_numpy(), host)
+
+
+@pytest.mark.parametrize("tag", ["nchw", "nChw16c"])
+def test_a_primitive_does_not_run_in_place(engine, tag):
+    md = cly.MemoryDesc((2, 32, 3, 3), "f32", tag=tag)
+    mem = cly.Memory.from_numpy(md, engine, np.ones(md.dims, np.float32))
+    stream = cly.Stream(engine)
+    for prim in (cly.Reorder(md, md, engine=engine),
+                 cly.Shuffle(md, axis=1, group_size=4, engine=engine)):
+        with pytest.raises(cly.InvalidArgumentError, match="share bytes"):
+            prim.execute(stream, mem, mem)
+    # Disjoint windows of one buffer are fine: one half into the other.
+    parent = cly.MemoryDesc((2, 64, 3, 3), "f32", tag=tag)
+    whole = cly.Memory.from_numpy(parent, engine, np.arange(2 * 64 * 9, dtype=np.float32)
+                                  .reshape(parent.dims))
+    low, high = (cly.Memory(parent.submemory(md.dims, (0, c, 0, 0)), engine, buffer=whole)
+                 for c in (0, 32))
+    cly.reorder(low, high)
+    out = whole.to_numpy()
+    assert np.array_equal(out[:, 32:], out[:, :32])

@@ -9,6 +9,7 @@ import weakref
 import pyopencl as cl
 
 from ..errors import ExecutionError
+from ..memory_desc import may_overlap
 
 _DONE = cl.command_execution_status.COMPLETE
 _OUT_OF_ORDER = cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
@@ -16,22 +17,6 @@ _OUT_OF_ORDER = cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
 
 def in_order(queue) -> bool:
     return not queue.properties & _OUT_OF_ORDER
-
-
-def may_overlap(a, b) -> bool:
-    """False only when the descriptors ``a`` and ``b`` (None: the whole
-    buffer) are provably disjoint views of one buffer: windows of one layout
-    (submemories of one parent) that miss each other in some dim."""
-    if a is None or b is None:
-        return True
-    if a is b:
-        return True
-    same_layout = all(getattr(a, n) == getattr(b, n) for n in (
-        "data_type", "padded_dims", "strides", "inner_blks", "inner_idxs", "offset0"))
-    if not same_layout:
-        return True
-    return all(oa < ob + nb and ob < oa + na for oa, na, ob, nb in zip(
-        a.padded_offsets, a.own_padded_dims, b.padded_offsets, b.own_padded_dims))
 
 
 class PendingWrites:
