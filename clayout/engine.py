@@ -45,6 +45,10 @@ class DeviceCaps:
     generated kernel (a kernel build, ~0.1 s once, buys a conversion several
     times faster than NumPy's strided copy); smaller ones convert on the host.
     Set by CLAYOUT_CONVERT_ON_DEVICE_BYTES (default 8 MiB).
+
+    ``runs_when_waited``: the device runs commands only when the host waits
+    for them (Oclgrind, a simulator, does), so clayout's threads must wait
+    in OpenCL rather than poll an event's status.
     """
 
     name: str
@@ -54,6 +58,7 @@ class DeviceCaps:
     max_alloc: int
     address_bits: int
     convert_on_device_bytes: int = 8 << 20
+    runs_when_waited: bool = False
 
 
 def _env_bytes(name: str, default: int) -> int:
@@ -130,6 +135,7 @@ class Engine:
             max_alloc=d.max_mem_alloc_size,
             address_bits=d.address_bits,
             convert_on_device_bytes=_env_bytes("CLAYOUT_CONVERT_ON_DEVICE_BYTES", 8 << 20),
+            runs_when_waited="Oclgrind" in d.platform.name,
         )
 
     def _own_queue(self, purpose: str):

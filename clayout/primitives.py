@@ -168,7 +168,8 @@ class _Primitive:
             dst._wrote(event, queue)
         if verbose.level():
             from .gpu.events import device_seconds, when_complete
-            when_complete(event, lambda: self._log_exec(start, device_seconds(event)))
+            when_complete(event, lambda: self._log_exec(start, device_seconds(event)),
+                          self.engine.caps)
         return event
 
     def _log_exec(self, start, seconds=None):

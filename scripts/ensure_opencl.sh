@@ -1,23 +1,33 @@
 #!/usr/bin/env bash
-# Make sure an OpenCL device is visible to clayout: if none is, install PoCL
-# (a CPU OpenCL driver) through apt-get when we may, else say how and go on
-# with the host engine.
+# Make sure an OpenCL device is visible to clayout, and that Oclgrind (a
+# simulated device the tests run kernels on to catch out-of-bounds accesses
+# and races; it is run as `oclgrind python ...`, never registered as an
+# ICD) is there: install what is missing, PoCL (a CPU OpenCL driver) and
+# oclgrind, through apt-get when we may, else say how and go on.
 set -u
 py=${1:-python3}
-if "$py" -c "import sys, clayout.engine as e; sys.exit(0 if e.opencl_devices() else 1)"; then
-    exit 0
+packages=""
+if ! "$py" -c "import sys, clayout.engine as e; sys.exit(0 if e.opencl_devices() else 1)"; then
+    echo "No OpenCL device found: PoCL (pocl-opencl-icd) is needed."
+    packages="pocl-opencl-icd"
 fi
-install="apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pocl-opencl-icd"
+if ! command -v oclgrind >/dev/null; then
+    echo "Oclgrind is not installed: oclgrind is needed for the kernel bounds test."
+    packages="$packages oclgrind"
+fi
+[ -z "$packages" ] && exit 0
+install="apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $packages"
 if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-    echo "No OpenCL device found: installing PoCL (pocl-opencl-icd)."
+    echo "Installing$packages."
     sh -c "$install" >/dev/null || exit 1
 elif command -v apt-get >/dev/null && command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
-    echo "No OpenCL device found: installing PoCL (pocl-opencl-icd) with sudo."
+    echo "Installing$packages with sudo."
     sudo sh -c "$install" >/dev/null || exit 1
 else
-    echo "No OpenCL device found, and no permission to install one."
-    echo "Install an OpenCL driver (e.g. 'sudo apt-get install pocl-opencl-icd');"
-    echo "until then clayout runs everything on the host engine."
+    echo "No permission to install$packages: install them (e.g. 'sudo apt-get install"
+    echo "$packages'); until then clayout runs everything on the host engine, and"
+    echo "the Oclgrind test is skipped (it fails under CI=true)."
     exit 0
 fi
 "$py" -c "import clayout.engine as e; print('OpenCL devices:', [d.name for d in e.opencl_devices()])"
+command -v oclgrind >/dev/null && echo "Oclgrind: $(oclgrind --version 2>&1 | head -1)"

@@ -102,14 +102,21 @@ def pending_writes_of(buffer, events=()) -> PendingWrites:
     return pending
 
 
-def wait_in_python(events) -> bool:
+def wait_in_python(events, caps=None) -> bool:
     """Block until every event has completed or failed; True if none failed.
 
     For clayout's own daemon threads: it polls and sleeps in Python, because a
     daemon thread blocked inside pyopencl when the interpreter exits aborts
     the process ("terminate called without an active exception"), while one
     sleeping in Python just stops. Polls every 10 us at first, 2 ms at most.
+    A device whose ``caps.runs_when_waited`` is waited for in OpenCL instead.
     """
+    if caps is not None and caps.runs_when_waited:
+        try:
+            cl.wait_for_events(events)
+        except cl.Error:
+            pass
+        return all(e.command_execution_status == _DONE for e in events)
     delay = 1e-5
     while any(e.command_execution_status > _DONE for e in events):
         time.sleep(delay)
@@ -121,7 +128,7 @@ _WATCHERS: set = set()
 _WATCHERS_LOCK = threading.Lock()
 
 
-def when_complete(event, callback):
+def when_complete(event, callback, caps=None):
     """Call ``callback()`` on a daemon thread once ``event`` has completed or failed.
 
     Not pyopencl's ``Event.set_callback``: its notification thread also
@@ -130,7 +137,7 @@ def when_complete(event, callback):
     """
     def watch():
         try:
-            wait_in_python([event])
+            wait_in_python([event], caps)
             callback()
         finally:
             with _WATCHERS_LOCK:

@@ -69,6 +69,12 @@ def run(engine, queue, src_buffer, dst_buffer, regions, read_dst: bool, work, wa
     """
     ready = cl.enqueue_marker(queue, wait_for=wait_for or None)
     done = cl.UserEvent(engine.context)
+    if engine.caps.runs_when_waited:
+        # A simulator that runs commands only when the host waits or flushes
+        # (in the calling thread, spinning on user events): run here, which
+        # blocks, before anything waits on ``done``.
+        _Job(engine, ready, src_buffer, dst_buffer, regions, read_dst, work, done).run()
+        return cl.enqueue_marker(queue, wait_for=[done])
     try:
         finished = cl.enqueue_marker(queue, wait_for=[done])
         queue.flush()  # the caller's queue must reach the marker while the worker waits
@@ -85,7 +91,7 @@ class _Job:
     """One host-path run on a worker thread; ``done`` tells its end."""
 
     def __init__(self, engine, ready, src_buffer, dst_buffer, regions, read_dst, work, done,
-                 finished):
+                 finished=None):
         self.engine, self.ready, self.done = engine, ready, done
         # PoCL 3.1 keeps a failed command in the lists of the events it waits
         # for: were the caller to free ``finished`` before ``done`` is set,
@@ -118,7 +124,7 @@ class _Job:
         status = cl.command_execution_status.COMPLETE
         working = False
         try:
-            if not wait_in_python([self.ready]):  # an event it waited for failed
+            if not wait_in_python([self.ready], self.engine.caps):  # an input failed
                 status = -1
                 return
             working = _EXIT.start_work()
