@@ -9,14 +9,14 @@ py=${1:-python3}
 packages=""
 if ! "$py" -c "import sys, clayout.engine as e; sys.exit(0 if e.opencl_devices() else 1)"; then
     echo "No OpenCL device found: PoCL (pocl-opencl-icd) is needed."
-    packages="pocl-opencl-icd"
+    packages=" pocl-opencl-icd"
 fi
 if ! command -v oclgrind >/dev/null; then
     echo "Oclgrind is not installed: oclgrind is needed for the kernel bounds test."
     packages="$packages oclgrind"
 fi
 [ -z "$packages" ] && exit 0
-install="apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $packages"
+install="apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq$packages"
 if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     echo "Installing$packages."
     sh -c "$install" >/dev/null || exit 1
@@ -25,9 +25,9 @@ elif command -v apt-get >/dev/null && command -v sudo >/dev/null && sudo -n true
     sudo sh -c "$install" >/dev/null || exit 1
 else
     echo "No permission to install$packages: install them (e.g. 'sudo apt-get install"
-    echo "$packages'); until then clayout runs everything on the host engine, and"
+    echo "$packages'); until then clayout runs on the host engine (without an OpenCL device), and"
     echo "the Oclgrind test is skipped (it fails under CI=true)."
     exit 0
 fi
 "$py" -c "import clayout.engine as e; print('OpenCL devices:', [d.name for d in e.opencl_devices()])"
-command -v oclgrind >/dev/null && echo "Oclgrind: $(oclgrind --version 2>&1 | head -1)"
+command -v oclgrind >/dev/null && echo "$(oclgrind --version 2>&1 | grep -m1 Oclgrind)"
