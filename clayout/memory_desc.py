@@ -1,6 +1,7 @@
 """MemoryDesc: oneDNN's memory descriptor (the RFC's blocking descriptor), immutable."""
 from __future__ import annotations
 
+import functools
 import math
 import operator
 
@@ -489,33 +490,36 @@ class MemoryDesc:
         return f"<MemoryDesc {dims} {self.data_type} {layout}>"
 
 
-def _bit_span(md: MemoryDesc) -> tuple[int, int]:
-    """First and one-past-last bit of md's own elements (padding included)."""
-    if md.nelems() == 0:
+def element_span(md: MemoryDesc, box=None) -> tuple[int, int]:
+    """First and one-past-last element offset of a box of md's padded index
+    space (default: its own elements, padding included); (0, 0) when empty.
+    Offsets grow with every index, so the box's corners bound them."""
+    box = tuple((0, n) for n in md.own_padded_dims) if box is None else box
+    if any(start >= stop for start, stop in box):
         return 0, 0
-    first = md.offset((0,) * md.ndims, padded=True)
-    last = md.offset(tuple(n - 1 for n in md.own_padded_dims), padded=True)
-    return first * md.dtype.bits, (last + 1) * md.dtype.bits
+    return (md.offset(tuple(start for start, _ in box), padded=True),
+            md.offset(tuple(stop - 1 for _, stop in box), padded=True) + 1)
+
+
+@functools.lru_cache(maxsize=256)
+def _bit_span(md: MemoryDesc) -> tuple[int, int]:
+    first, end = element_span(md)
+    return first * md.dtype.bits, end * md.dtype.bits
 
 
 def may_overlap(a, b) -> bool:
     """False only when descriptors ``a`` and ``b`` (None: the whole buffer)
-    are provably disjoint views of one buffer: their spans miss each other,
-    or they are windows of one layout (submemories of one parent) that miss
-    each other in some dim."""
+    are provably disjoint views of one buffer: windows of one layout
+    (submemories of one parent) that miss each other in some dim, or views
+    whose spans miss each other."""
     if a is None or b is None:
         return True
+    if all(getattr(a, n) == getattr(b, n) for n in (
+            "data_type", "padded_dims", "strides", "inner_blks", "inner_idxs", "offset0")):
+        return all(oa < ob + nb and ob < oa + na for oa, na, ob, nb in zip(
+            a.padded_offsets, a.own_padded_dims, b.padded_offsets, b.own_padded_dims))
     (a0, a1), (b0, b1) = _bit_span(a), _bit_span(b)
-    if a1 <= b0 or b1 <= a0:
-        return False
-    if a is b:
-        return True
-    same_layout = all(getattr(a, n) == getattr(b, n) for n in (
-        "data_type", "padded_dims", "strides", "inner_blks", "inner_idxs", "offset0"))
-    if not same_layout:
-        return True
-    return all(oa < ob + nb and ob < oa + na for oa, na, ob, nb in zip(
-        a.padded_offsets, a.own_padded_dims, b.padded_offsets, b.own_padded_dims))
+    return a0 < b1 and b0 < a1
 
 
 __all__ = ["MemoryDesc"]

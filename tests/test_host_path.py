@@ -18,6 +18,16 @@ F8 = {"f8_e5m2": ml_dtypes.float8_e5m2, "f8_e4m3": ml_dtypes.float8_e4m3fn,
       "bf16": ml_dtypes.bfloat16}
 
 
+def traced_peak(run) -> int:
+    """Peak bytes tracemalloc saw allocated while ``run()`` ran."""
+    tracemalloc.start()
+    try:
+        run()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def nearest_even(x: float, dt: str):
     """Independent reference: the finite value of type dt nearest to x (exact
     arithmetic), ties to the code with an even last bit. For |x| within range."""
@@ -159,12 +169,7 @@ def test_host_scratch_stays_bounded_beyond_2_to_the_31(host_engine):
     src = cly.Memory(src_md, host_engine, buffer=src_bytes)
     dst = cly.Memory(dst_md, host_engine, buffer=np.full(n, 7, np.uint8))
     reorder = cly.Reorder(src_md, dst_md, engine=host_engine)
-    tracemalloc.start()
-    try:
-        reorder.execute(cly.Stream(host_engine), src, dst)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    peak = traced_peak(lambda: reorder.execute(cly.Stream(host_engine), src, dst))
     assert peak <= 256 << 20, f"{peak >> 20} MiB of scratch"
     out = dst.storage
     assert out[-1] == 42 and (out[:: 1 << 20] == 0).all() and (out[1:: 1 << 20] == 100).all()
@@ -204,12 +209,7 @@ def test_scratch_stays_bounded_with_blocks_on_leading_dims(host_engine, monkeypa
     dst = cly.Memory(dst_md, host_engine)
     monkeypatch.setattr(layout, "BOX_ELEMENTS", 4096)
     reorder = cly.Reorder(src_md, dst_md, engine=host_engine)
-    tracemalloc.start()
-    try:
-        reorder.execute(cly.Stream(host_engine), src, dst)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    peak = traced_peak(lambda: reorder.execute(cly.Stream(host_engine), src, dst))
     assert peak < 1 << 20, f"{peak} bytes of scratch for boxes of 4096 elements"
     assert np.array_equal(dst.to_numpy(), values)
 
@@ -283,13 +283,6 @@ def test_host_path_scratch_does_not_grow_with_a_sparse_window(cl_engine, monkeyp
         r = cly.Reorder(src_md, window, engine=cl_engine)
         assert r.impl.startswith("host:")
         stream = cly.Stream(cl_engine)
-        tracemalloc.start()
-        try:
-            r.execute(stream, src, dst)
-            stream.wait()
-            _, peak = tracemalloc.get_traced_memory()
-        finally:
-            tracemalloc.stop()
-        peaks.append(peak)
+        peaks.append(traced_peak(lambda: (r.execute(stream, src, dst), stream.wait())))
         assert (dst.to_numpy().astype(np.float32) == 1).all()
     assert max(peaks) < 4 << 20, peaks

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from ..dtypes import DataType
-from ..memory_desc import MemoryDesc
+from ..memory_desc import MemoryDesc, element_span
 
 #: Elements per box of the host path: with up to ~60 bytes of scratch per
 #: element (offsets, values, temporaries) a box stays near 128 MiB.
@@ -32,14 +32,6 @@ STAGE_ELEMENTS = 1 << 22
 STAGE_BYTES = 64 << 20
 
 
-def element_span(md: MemoryDesc) -> tuple[int, int]:
-    """First and one-past-last element offset of md's own elements, padding
-    included (offsets grow with every index, so the corners bound them)."""
-    if md.nelems() == 0:
-        return 0, 0
-    return box_element_span(md, whole_box(md))
-
-
 def byte_span(md: MemoryDesc) -> tuple[int, int]:
     """``element_span`` in bytes, widened to whole bytes for the packed types."""
     return to_byte_span(md, *element_span(md))[:2]
@@ -50,14 +42,14 @@ def span_base(md: MemoryDesc) -> int:
     return to_byte_span(md, *element_span(md))[2]
 
 
-def fills_span(md: MemoryDesc) -> bool:
-    """True when md's own elements (padding included) are every bit of its
-    ``byte_span``: no gaps, no byte shared with another tensor."""
-    lo, hi = element_span(md)
-    count = math.prod(md.own_padded_dims)
-    if md.dtype.packed:
-        return hi - lo == count and lo % 2 == 0 and hi % 2 == 0
-    return hi - lo == count
+def fills_span(md: MemoryDesc, box=None) -> bool:
+    """True when the elements of a box of md's padded index space (default:
+    all its own) are every bit of their span: no gaps, no byte shared with
+    another tensor."""
+    first, end = element_span(md, box)
+    box = whole_box(md) if box is None else box
+    count = math.prod(stop - start for start, stop in box)
+    return end - first == count and (not md.dtype.packed or first % 2 == end % 2 == 0)
 
 
 def is_c_dense(md: MemoryDesc) -> bool:
@@ -134,13 +126,6 @@ def widen_to_blocks(md: MemoryDesc, box):
     """``box`` grown to whole blocks of md (within its own padded extent)."""
     return tuple((start - start % b, min(-(-stop // b) * b, n))
                  for (start, stop), b, n in zip(box, md.blocks, md.own_padded_dims))
-
-
-def box_element_span(md: MemoryDesc, box) -> tuple[int, int]:
-    """First and one-past-last element offset of a non-empty box of md's
-    padded index space (offsets grow with every index: the corners bound them)."""
-    return (md.offset(tuple(start for start, _ in box), padded=True),
-            md.offset(tuple(stop - 1 for _, stop in box), padded=True) + 1)
 
 
 def to_byte_span(md: MemoryDesc, first: int, end: int) -> tuple[int, int, int]:

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..attr import Attr
 from ..dtypes import DataType
-from ..memory_desc import MemoryDesc
+from ..memory_desc import MemoryDesc, element_span
 from . import layout
 from .layout import (box_indices, box_offsets, box_view, boxes, digit_view, read_elements,
                      write_elements)
@@ -212,12 +212,9 @@ def staging_regions(src_md: MemoryDesc, dst_md: MemoryDesc, shuffle=None,
     def spans(region):
         src_box = source_box(src_md, region, shuffle)
         src = None if src_box is None else layout.to_byte_span(
-            src_md, *layout.box_element_span(src_md, src_box))
-        first, end = layout.box_element_span(dst_md, region)
-        dst = layout.to_byte_span(dst_md, first, end)
-        count = math.prod(stop - start for start, stop in region)
-        fills = end - first == count and (not dst_md.dtype.packed or first % 2 == end % 2 == 0)
-        return src, dst, fills
+            src_md, *element_span(src_md, src_box))
+        dst = layout.to_byte_span(dst_md, *element_span(dst_md, region))
+        return src, dst, layout.fills_span(dst_md, region)
 
     def fit(region):
         src, dst, fills = spans(region)
