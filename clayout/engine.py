@@ -49,6 +49,9 @@ class DeviceCaps:
     ``runs_when_waited``: the device runs commands only when the host waits
     for them (Oclgrind, a simulator, does), so clayout's threads must wait
     in OpenCL rather than poll an event's status.
+
+    ``global_mem`` and ``max_alloc`` bound what the device holds, in bytes;
+    ``shares_host_memory`` says its buffers take the host's RAM (a CPU device).
     """
 
     name: str
@@ -57,6 +60,8 @@ class DeviceCaps:
     max_work_group_size: int
     max_alloc: int
     address_bits: int
+    global_mem: int = 0
+    shares_host_memory: bool = False
     convert_on_device_bytes: int = 8 << 20
     runs_when_waited: bool = False
 
@@ -69,6 +74,16 @@ def _env_bytes(name: str, default: int) -> int:
     if not text.isdigit():
         raise InvalidArgumentError(f"{name}={text!r}: expected a number of bytes")
     return int(text)
+
+
+def _shares_host_memory(device) -> bool:
+    """True when the device's buffers live in the host's RAM."""
+    if device.type & cl.device_type.CPU:
+        return True
+    try:  # deprecated since OpenCL 2.0; some drivers no longer answer
+        return bool(device.host_unified_memory)
+    except (cl.Error, AttributeError):
+        return False
 
 
 class Engine:
@@ -134,6 +149,8 @@ class Engine:
             max_work_group_size=d.max_work_group_size,
             max_alloc=d.max_mem_alloc_size,
             address_bits=d.address_bits,
+            global_mem=d.global_mem_size,
+            shares_host_memory=_shares_host_memory(d),
             convert_on_device_bytes=_env_bytes("CLAYOUT_CONVERT_ON_DEVICE_BYTES", 8 << 20),
             runs_when_waited="Oclgrind" in d.platform.name,
         )
