@@ -103,8 +103,9 @@ def _sum(terms, u: str) -> str:
     return " + ".join(kept) if kept else f"0{u}"
 
 
-def render_kernel(plan: KernelPlan) -> tuple[str, str, list[str]]:
-    """OpenCL C source, kernel name, and the names of the arguments after src and dst.
+def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> tuple[str, str, list[str]]:
+    """OpenCL C source, kernel name (``plan.name`` unless ``kernel_name`` is given),
+    and the names of the arguments after src and dst.
 
     An argument named ``src_scale`` (a number) or ``src_scales`` (a buffer of
     per-slice values), likewise ``dst_scale(s)``, ``src_zp(s)``, ``dst_zp(s)``
@@ -255,7 +256,7 @@ def render_kernel(plan: KernelPlan) -> tuple[str, str, list[str]]:
         letters = "".join(LETTERS[d] for d in lv.dims)
         return f"{letters}:{lv.extent}"
 
-    kernel_name = plan.name
+    kernel_name = kernel_name or plan.name
     source = render_template(
         "reorder.cl.mako",
         kind="shuffle" if plan.shuffle else "reorder",

@@ -6,6 +6,9 @@
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 % endif
 % if "bf16" in helpers:
+## Guards: several generated kernels may share one program (batch_builds).
+#ifndef CLAYOUT_BF16_HELPERS
+#define CLAYOUT_BF16_HELPERS
 
 inline float bf16_to_float(ushort b) { return as_float((uint)b << 16); }
 
@@ -17,8 +20,11 @@ inline ushort float_to_bf16(float f)
     u += 0x7fffu + ((u >> 16) & 1u);          // round to nearest even
     return (ushort)(u >> 16);
 }
+#endif
 % endif
 % if "bf16_from_double" in helpers:
+#ifndef CLAYOUT_BF16_FROM_DOUBLE
+#define CLAYOUT_BF16_FROM_DOUBLE
 
 // Round once: to f32 rounded to odd (cannot double-round), then to bf16.
 inline ushort double_to_bf16(double d)
@@ -28,6 +34,7 @@ inline ushort double_to_bf16(double d)
         f = as_float(as_uint(f) | 1u);
     return float_to_bf16(f);
 }
+#endif
 % endif
 
 __kernel void ${name}(__global const ${src_type} *restrict src,
