@@ -223,6 +223,7 @@ def test_fill_tables_hold_benchdnns_values():
     assert fill_values(TYPES["s8"]).tolist() == [127, -128, 0, 0, 0, 1, 2, 2, 16, 64]
     assert fill_values(TYPES["f16"])[:2].tolist() == [2048, -2048]
     assert fill_values(TYPES["s32"])[0] == 2147483520
+    assert fill_values(TYPES["u4"]).tolist() == [15, 0, 0, 0, 0, 1, 2, 2, 15, 15]
 
 
 def test_a_case_keeps_attribute_values_and_layouts_apart_from_clayout():

@@ -200,8 +200,8 @@ def fill_values(t: TypeInfo) -> np.ndarray:
     """The fill table of a type as stored values (float64)."""
     raw = np.array([t.fill_max if v == "max" else t.fill_min if v == "min" else v
                     for v in FILL_TABLE], np.float64)
-    if t.is_int:
-        return np.rint(raw)
+    if t.is_int:  # the table's 16 and 64 saturate in the 4-bit types
+        return np.clip(np.rint(raw), t.lowest, t.highest)
     return t.quantize(raw, "f64")
 
 

@@ -44,13 +44,15 @@ class _LockedKernel:
     """
 
     def __init__(self, engine, source: str, name: str):
-        self.source, self.name, self._engine = source, name, engine
+        self.source, self.name = source, name
         self._kernel = None
+        self._engine = None  # held only until built: the cache must not keep a context alive
         self._lock = threading.Lock()
         batch = getattr(_batch, "pending", None)
         if batch is None:
             self._kernel = _build(engine, source, [name])[0]
         else:
+            self._engine = engine
             batch.append(self)
 
     @property
@@ -58,6 +60,7 @@ class _LockedKernel:
         with self._lock:
             if self._kernel is None:
                 self._kernel = _build(self._engine, self.source, [self.name])[0]
+                self._engine = None
             return self._kernel
 
     def _enqueue(self, queue, global_size, local_size, args, wait_for=None):
@@ -92,20 +95,22 @@ def batch_builds():
 def _build_together(kernels):
     by_context = {}
     for k in kernels:
-        by_context.setdefault(k._engine.context, []).append(k)
-    for group in by_context.values():
+        engine = k._engine
+        if engine is not None:  # else already built by a launch
+            by_context.setdefault(engine.context, (engine, []))[1].append(k)
+    for engine, group in by_context.values():
         todo = [k for k in group if k._kernel is None]
         if not todo:
             continue
         try:
-            built = _build(todo[0]._engine, "\n".join(k.source for k in todo),
+            built = _build(engine, "\n".join(k.source for k in todo),
                            [k.name for k in todo])
         except cl.Error:
             continue  # each kernel is built alone on first launch, to name its error
         for k, kernel in zip(todo, built):
             with k._lock:
                 if k._kernel is None:
-                    k._kernel = kernel
+                    k._kernel, k._engine = kernel, None
 
 
 class Kernel(_LockedKernel):
