@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import contextlib
-import itertools
+import hashlib
 import threading
 import time
 
@@ -72,7 +72,6 @@ class _LockedKernel:
 
 
 _batch = threading.local()
-_serial = itertools.count()
 
 
 @contextlib.contextmanager
@@ -117,10 +116,12 @@ class Kernel(_LockedKernel):
     """A generated reorder/shuffle kernel and the NDRange its plan needs."""
 
     def __init__(self, engine, plan: KernelPlan):
-        # In a batch the program holds several kernels: each needs its own name.
-        batched = getattr(_batch, "pending", None) is not None
-        name = f"{plan.name}_{next(_serial)}" if batched else None
-        source, name, self.arg_names = render_kernel(plan, name)
+        source, name, self.arg_names = render_kernel(plan)
+        if getattr(_batch, "pending", None) is not None:
+            # A batch's program holds several kernels: each needs its own name,
+            # the same in every run, so PoCL's disk cache still finds the program.
+            digest = hashlib.sha1(source.encode()).hexdigest()[:10]
+            source, name, _ = render_kernel(plan, f"{plan.name}_{digest}")
         super().__init__(engine, source, name)
         local = min(256, engine.caps.max_work_group_size)
         self.local = (local,)
