@@ -61,43 +61,34 @@ def convert(values, dst):
 R.convert = convert
 """
 
-# f16 rounded toward zero: one step back wherever rounding moved away from zero.
-F16_TOWARD_ZERO = """
+def toward_zero(name, uint, saturate_to=None):
+    """A patch rounding the host path's ``name`` results toward zero: one step
+    back wherever rounding to nearest moved away from zero, and (for f8_e4m3,
+    which has no infinity) the largest finite value where it overflowed to NaN."""
+    return f"""
 import numpy as np
 import clayout.host.reorder as R
 _real = R.convert
 def convert(values, dst):
     out = _real(values, dst)
-    if dst.name == "f16":
-        with np.errstate(all="ignore"):
-            away = np.abs(out.astype(np.float64)) > np.abs(values.astype(np.float64))
-        bits = out.view(np.uint16).copy()
-        bits[away & ~np.isnan(values)] -= 1
-        out = bits.view(np.float16)
-    return out
-R.convert = convert
-"""
-
-# f8_e4m3 rounded toward zero, which saturates to 448 where rounding to
-# nearest overflows to NaN (the format has no infinity).
-F8_TOWARD_ZERO = """
-import numpy as np
-import clayout.host.reorder as R
-_real = R.convert
-def convert(values, dst):
-    out = _real(values, dst)
-    if dst.name == "f8_e4m3":
+    if dst.name == "{name}":
         with np.errstate(all="ignore"):
             wide = out.astype(np.float64)
             away = np.abs(wide) > np.abs(values.astype(np.float64))
-        bits = out.view(np.uint8).copy()
-        bits[away] -= 1
-        overflow = np.isnan(wide) & ~np.isnan(values)
-        bits[overflow] = np.where(np.signbit(values[overflow]), 0xFE, 0x7E)
+        bits = out.view(np.{uint}).copy()
+        bits[away & ~np.isnan(values)] -= 1
+        if {saturate_to!r} is not None:
+            overflow = np.isnan(wide) & ~np.isnan(values)
+            sign = np.signbit(values[overflow]).astype(np.{uint}) << {8 if uint == "uint8" else 16} - 1
+            bits[overflow] = {saturate_to!r} | sign
         out = bits.view(out.dtype)
     return out
 R.convert = convert
 """
+
+
+F16_TOWARD_ZERO = toward_zero("f16", "uint16")
+F8_TOWARD_ZERO = toward_zero("f8_e4m3", "uint8", saturate_to=0x7E)
 
 # s4 results off by one where they are odd: a conversion bug the driver's own
 # integer reference must see, though ml_dtypes packs the nibbles.

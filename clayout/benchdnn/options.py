@@ -6,6 +6,7 @@ error that names it (UsageError), as benchdnn does.
 """
 from __future__ import annotations
 
+import itertools
 import pathlib
 import re
 import shlex
@@ -387,7 +388,7 @@ class Parser:
             raise UsageError(f"problem {token!r}: expected dims like 2x16x3x4")
         dims = tuple(int(x) for x in match.group(1).split("x"))
         keys = list(self.values)
-        for combo in _product([self.values[k] for k in keys]):
+        for combo in itertools.product(*(self.values[k] for k in keys)):
             self.problems.append(Problem(self.driver, tuple(zip(keys, combo)), dims,
                                          match.group(2) or "", self.settings,
                                          len(self.problems)))
@@ -413,22 +414,9 @@ class Parser:
             where = f"the {self.driver} driver" if self.driver else "benchdnn before a driver"
             raise UsageError(f"--{name}: unknown option for {where}")
         check = options[name][1]
-        self.values[name] = [check(name, v) for v in _split_values(value)]
+        # Comma-separated values multiply the problems; an empty one is the default.
+        self.values[name] = [check(name, v) for v in value.split(",")]
         return None
-
-
-def _split_values(value: str) -> list[str]:
-    """Comma-separated values; an empty value is the default (``--attr-scales=,src:...``)."""
-    return value.split(",")
-
-
-def _product(lists):
-    if not lists:
-        yield ()
-        return
-    for head in lists[0]:
-        for tail in _product(lists[1:]):
-            yield (head,) + tail
 
 
 def batch_tokens(path: pathlib.Path) -> list[str]:

@@ -147,22 +147,19 @@ class Runner:
         return case, primitive
 
     def _check_memory(self, case: Case, engine: Engine):
-        device = check.buffer_bytes(case.src) + check.buffer_bytes(case.dst)
-        host = check.host_bytes(case)
+        """Raise Declined(SKIPPED) when the problem's buffers would not fit."""
+        buffers = (check.buffer_bytes(case.src), check.buffer_bytes(case.dst))
+        device, host = sum(buffers), check.host_bytes(case)
         caps = engine.caps
         if caps is None or caps.shares_host_memory:
             host += device
-        elif device > 0.9 * caps.global_mem or max(check.buffer_bytes(case.src),
-                                                    check.buffer_bytes(case.dst)) > caps.max_alloc:
+        elif device > 0.9 * caps.global_mem:
             raise Declined("SKIPPED", f"not enough device memory: needs {_gib(device)}, the "
-                                      f"device has {_gib(caps.global_mem)} (at most "
-                                      f"{_gib(caps.max_alloc)} per buffer)")
-        if caps is not None and caps.shares_host_memory and max(
-                check.buffer_bytes(case.src), check.buffer_bytes(case.dst)) > caps.max_alloc:
+                                      f"device has {_gib(caps.global_mem)}")
+        if caps is not None and max(buffers) > caps.max_alloc:
             raise Declined("SKIPPED", f"not enough device memory: a buffer of "
-                                      f"{_gib(max(check.buffer_bytes(case.src), check.buffer_bytes(case.dst)))} "
-                                      f"is more than the {_gib(caps.max_alloc)} the device "
-                                      f"allocates at once")
+                                      f"{_gib(max(buffers))} is more than the "
+                                      f"{_gib(caps.max_alloc)} the device allocates at once")
         free = available_host_bytes()
         if case.problem.settings.verbose >= 6:
             print(f"memory: {_gib(host)} on the host, {_gib(device)} in device buffers, "

@@ -75,7 +75,7 @@ class Minifloat:
             beyond = int(codes[-1])                            # saturate
         return (np.append(values, largest + ulp), np.append(codes, beyond))
 
-    @property
+    @functools.cached_property
     def nan_code(self) -> int:
         nans = np.flatnonzero(np.isnan(self.table))
         return int(nans[0]) if nans.size else -1
@@ -196,13 +196,15 @@ TYPES: dict[str, TypeInfo] = {t.name: t for t in (
 OTHER_TYPE_NAMES = ("e8m0",)
 
 
+@functools.lru_cache(maxsize=None)
 def fill_values(t: TypeInfo) -> np.ndarray:
-    """The fill table of a type as stored values (float64)."""
+    """The fill table of a type as stored values (float64, read-only)."""
     raw = np.array([t.fill_max if v == "max" else t.fill_min if v == "min" else v
                     for v in FILL_TABLE], np.float64)
-    if t.is_int:  # the table's 16 and 64 saturate in the 4-bit types
-        return np.clip(np.rint(raw), t.lowest, t.highest)
-    return t.quantize(raw, "f64")
+    # Integers saturate: the table's 16 and 64 do not fit the 4-bit types.
+    out = np.clip(np.rint(raw), t.lowest, t.highest) if t.is_int else t.quantize(raw, "f64")
+    out.setflags(write=False)
+    return out
 
 
 def mix(index: np.ndarray, seed: int) -> np.ndarray:

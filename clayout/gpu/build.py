@@ -64,7 +64,7 @@ class _LockedKernel:
             return self._kernel
 
     def _enqueue(self, queue, global_size, local_size, args, wait_for=None):
-        kernel = self.kernel
+        kernel = self._kernel or self.kernel  # the lock only while it may still need building
         with self._lock:
             kernel.set_args(*args)
             return cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size,
