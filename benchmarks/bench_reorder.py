@@ -1,8 +1,10 @@
 """Reorder throughput: clayout on the default engine against the same device's
-copy kernel (same run), NumPy and, where installed, PyTorch.
+copy kernel (timed in alternation, same run), NumPy and, where installed, PyTorch.
 
-GB/s counts bytes read plus bytes written. Times are medians of --repeats runs.
-Usage: python benchmarks/bench_reorder.py [--repeats N] [--shapes 32x256x56x56,2x64x56x56]
+GB/s counts bytes read plus bytes written; "% copy" is the median over the
+pairs of the case's GB/s over the copy kernel's. Times are medians of --repeats.
+Usage: python benchmarks/bench_reorder.py [--repeats N] [--shapes 8x256x56x56]
+       [--weights 256x256x3x3,512x512x3x3]
 """
 from __future__ import annotations
 
@@ -14,72 +16,135 @@ import numpy as np
 from common import (CopyKernel, clayout_run, cly, columns, copy_row, median_seconds, paired,
                     print_table, result_row, shapes, start)
 
-CASES = [  # name, src type, src tag, dst type, dst tag, attr
-    ("nchw->nhwc", "f32", "nchw", "f32", "nhwc", None),
-    ("nhwc->nchw", "f32", "nhwc", "f32", "nchw", None),
-    ("nchw->nChw16c", "f32", "nchw", "f32", "nChw16c", None),
-    ("nChw16c->nchw", "f32", "nChw16c", "f32", "nchw", None),
-    ("f32->s8 scale", "f32", "nchw", "s8", "nchw", 0.5),
-    ("f32->bf16", "f32", "nchw", "bf16", "nchw", None),
-    ("f32->f16", "f32", "nchw", "f16", "nchw", None),
+# name, src type, src tag, dst type, dst tag, attribute ("scale": one src
+# scale; "per-channel": src scales with mask 0b10), dims ("act" or "weights")
+CASES = [
+    ("nchw->nhwc", "f32", "nchw", "f32", "nhwc", None, "act"),
+    ("nhwc->nchw", "f32", "nhwc", "f32", "nchw", None, "act"),
+    ("nchw->nChw16c", "f32", "nchw", "f32", "nChw16c", None, "act"),
+    ("nChw16c->nchw", "f32", "nChw16c", "f32", "nchw", None, "act"),
+    ("bf16 nhwc->nchw", "bf16", "nhwc", "bf16", "nchw", None, "act"),
+    ("f32->f16", "f32", "nchw", "f16", "nchw", None, "act"),
+    ("f32->bf16", "f32", "nchw", "bf16", "nchw", None, "act"),
+    ("f32->s8 scale", "f32", "nchw", "s8", "nchw", "scale", "act"),
+    ("nchw->s8 nChw16c per-channel", "f32", "nchw", "s8", "nChw16c", "per-channel", "act"),
+    ("s8 nChw16c->nchw per-channel", "s8", "nChw16c", "f32", "nchw", "per-channel", "act"),
+    ("oihw->OIhw4i16o4i", "f32", "oihw", "f32", "OIhw4i16o4i", None, "weights"),
+    ("oihw->OIhw16i16o", "f32", "oihw", "f32", "OIhw16i16o", None, "weights"),
 ]
 
 
-def numpy_version(name, a, scale):
-    """The same operation in NumPy, on a logical (n, c, h, w) array."""
+def blocked(a, block, axis=1):
+    """``a`` (n, c, h, w) with ``axis`` split into blocks moved innermost (nChw16c)."""
     n, c, h, w = a.shape
-    if name == "nchw->nhwc" or name == "nhwc->nchw":
-        return lambda: np.ascontiguousarray(a.transpose(0, 2, 3, 1))
-    if name == "nchw->nChw16c":
-        return lambda: np.ascontiguousarray(a.reshape(n, c // 16, 16, h, w).transpose(0, 1, 3, 4, 2))
-    if name == "nChw16c->nchw":
-        b = np.ascontiguousarray(a.reshape(n, c // 16, 16, h, w).transpose(0, 1, 3, 4, 2))
-        return lambda: np.ascontiguousarray(b.transpose(0, 1, 4, 2, 3)).reshape(n, c, h, w)
-    if name == "f32->s8 scale":
-        return lambda: np.clip(np.rint(a * np.float32(scale)), -128, 127).astype(np.int8)
-    if name == "f32->bf16":
-        return lambda: a.astype(ml_dtypes.bfloat16)
-    return lambda: a.astype(np.float16)
+    return np.ascontiguousarray(a.reshape(n, c // block, block, h, w).transpose(0, 1, 3, 4, 2))
 
 
-def torch_version(torch, name, a, scale):
+def numpy_version(name, a, scales):
+    """The same work in NumPy, on a logical (n, c, h, w) / (o, i, h, w) array."""
+    o, i, h, w = a.shape
+    return {
+        "nchw->nhwc": lambda: np.ascontiguousarray(a.transpose(0, 2, 3, 1)),
+        "nhwc->nchw": lambda: np.ascontiguousarray(a.transpose(0, 2, 3, 1)),
+        "nchw->nChw16c": lambda: blocked(a, 16),
+        "nChw16c->nchw": lambda: blocked(a, 16),
+        "bf16 nhwc->nchw": lambda: np.ascontiguousarray(a.transpose(0, 2, 3, 1)),
+        "f32->f16": lambda: a.astype(np.float16),
+        "f32->bf16": lambda: a.astype(ml_dtypes.bfloat16),
+        "f32->s8 scale": lambda: np.clip(np.rint(a * scales[0]), -128, 127).astype(np.int8),
+        "nchw->s8 nChw16c per-channel": lambda: blocked(np.clip(np.rint(
+            a * scales[None, :, None, None]), -128, 127).astype(np.int8), 16),
+        "s8 nChw16c->nchw per-channel": lambda: blocked(a, 16).astype(np.float32),
+        "oihw->OIhw4i16o4i": lambda: np.ascontiguousarray(
+            a.reshape(o // 16, 16, i // 16, 4, 4, h, w).transpose(0, 2, 5, 6, 3, 1, 4)),
+        "oihw->OIhw16i16o": lambda: np.ascontiguousarray(
+            a.reshape(o // 16, 16, i // 16, 16, h, w).transpose(0, 2, 4, 5, 3, 1)),
+    }[name]
+
+
+def torch_version(torch, name, a, scales):
     t = torch.from_numpy(a)
-    if name in ("nchw->nhwc", "nhwc->nchw"):
-        return lambda: t.permute(0, 2, 3, 1).contiguous()
-    if name in ("nchw->nChw16c", "nChw16c->nchw"):
-        n, c, h, w = a.shape
-        return lambda: t.reshape(n, c // 16, 16, h, w).permute(0, 1, 3, 4, 2).contiguous()
-    if name == "f32->s8 scale":
-        return lambda: torch.clamp(torch.round(t * scale), -128, 127).to(torch.int8)
-    return lambda: t.to(torch.bfloat16 if name == "f32->bf16" else torch.float16)
+    o, i, h, w = a.shape
+    s = torch.from_numpy(scales)
+    return {
+        "nchw->nhwc": lambda: t.permute(0, 2, 3, 1).contiguous(),
+        "nhwc->nchw": lambda: t.permute(0, 2, 3, 1).contiguous(),
+        "nchw->nChw16c": lambda: t.reshape(o, i // 16, 16, h, w).permute(0, 1, 3, 4, 2).contiguous(),
+        "nChw16c->nchw": lambda: t.reshape(o, i // 16, 16, h, w).permute(0, 1, 3, 4, 2).contiguous(),
+        "bf16 nhwc->nchw": lambda: t.permute(0, 2, 3, 1).contiguous(),
+        "f32->f16": lambda: t.to(torch.float16),
+        "f32->bf16": lambda: t.to(torch.bfloat16),
+        "f32->s8 scale": lambda: torch.clamp(torch.round(t * scales[0]), -128, 127).to(torch.int8),
+        "nchw->s8 nChw16c per-channel": lambda: torch.clamp(torch.round(
+            t * s[None, :, None, None]), -128, 127).to(torch.int8).reshape(
+                o, i // 16, 16, h, w).permute(0, 1, 3, 4, 2).contiguous(),
+        "s8 nChw16c->nchw per-channel": lambda: t.reshape(o, i // 16, 16, h, w).permute(
+            0, 1, 3, 4, 2).contiguous().to(torch.float32),
+        "oihw->OIhw4i16o4i": lambda: t.reshape(o // 16, 16, i // 16, 4, 4, h, w).permute(
+            0, 2, 5, 6, 3, 1, 4).contiguous(),
+        "oihw->OIhw16i16o": lambda: t.reshape(o // 16, 16, i // 16, 16, h, w).permute(
+            0, 2, 4, 5, 3, 1).contiguous(),
+    }[name]
+
+
+def source_values(dims, sdt, rng):
+    a = rng.standard_normal(dims, dtype=np.float32) * 64
+    if sdt == "s8":
+        return np.clip(np.rint(a), -128, 127).astype(np.int8)
+    return a.astype(cly.MemoryDesc(dims, sdt).dtype.numpy)
+
+
+def run_case(case, dims, engine, stream, copies, torch, repeats):
+    name, sdt, stag, ddt, dtag, attr_kind, _ = case
+    rng = np.random.default_rng(0)
+    a = source_values(dims, sdt, rng)
+    scales = (rng.uniform(0.5, 2.0, dims[1]) if attr_kind == "per-channel"
+              else np.array([0.5])).astype(np.float32)
+    attr = None
+    if attr_kind == "scale":
+        attr = cly.Attr(src_scales=float(scales[0]))
+    elif attr_kind == "per-channel":
+        attr = cly.Attr(src_scales=cly.Scales(scales, mask=0b10))
+    src_md = cly.MemoryDesc(dims, sdt, tag=stag)
+    dst_md = cly.MemoryDesc(dims, ddt, tag=dtag)
+    prim = cly.Reorder(src_md, dst_md, engine=engine, attr=attr)
+    src = cly.Memory.from_numpy(src_md, engine, a)
+    dst = cly.Memory(dst_md, engine)
+    moved = src_md.size + dst_md.size
+    copy = None
+    if engine.is_opencl:  # a copy moving as many bytes: small cases pay the same launch cost
+        nbytes = max(16, moved // 32 * 16)
+        copy = copies.setdefault(nbytes, CopyKernel(engine, nbytes))
+    t, share = paired(clayout_run(prim, stream, src, dst), copy, moved, repeats)
+    t_np = median_seconds(numpy_version(name, a, scales), repeats)
+    t_pt = None
+    if torch and sdt != "bf16":  # torch.from_numpy takes no ml_dtypes array
+        t_pt = median_seconds(torch_version(torch, name, a, scales), repeats)
+    return result_row(f"{name} {'x'.join(map(str, dims))}", prim.impl, t, moved, share,
+                      t_np, t_pt)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shapes", default="32x256x56x56,2x64x56x56")
+    parser.add_argument("--shapes", default="8x256x56x56")
+    parser.add_argument("--weights", default="256x256x3x3,512x512x3x3")
     args, engine, stream, torch = start(parser)
-    for dims in shapes(args.shapes):
-        shape = "x".join(map(str, dims))
-        a = np.random.default_rng(0).standard_normal(dims, dtype=np.float32) * 64
-        nbytes = a.nbytes
-        copy = CopyKernel(engine, nbytes) if engine.is_opencl else None
-        rows = []
-        for name, sdt, stag, ddt, dtag, scale in CASES:
-            src_md = cly.MemoryDesc(dims, sdt, tag=stag)
-            dst_md = cly.MemoryDesc(dims, ddt, tag=dtag)
-            attr = cly.Attr(src_scales=scale) if scale else None
-            prim = cly.Reorder(src_md, dst_md, engine=engine, attr=attr)
-            src = cly.Memory.from_numpy(src_md, engine, a)
-            dst = cly.Memory(dst_md, engine)
-            moved = src_md.size + dst_md.size
-            t, share = paired(clayout_run(prim, stream, src, dst), copy, moved, args.repeats)
-            t_np = median_seconds(numpy_version(name, a, scale), args.repeats)
-            t_pt = (median_seconds(torch_version(torch, name, a, scale), args.repeats)
-                    if torch else None)
-            rows.append(result_row(name, prim.impl, t, moved, share, t_np, t_pt))
-        rows.insert(0, copy_row(copy))
-        print_table(f"reorder {shape} (f32 source, {nbytes / 1e6:.1f} MB)", rows,
-                    columns(torch is not None))
+    activations, weights = shapes(args.shapes), shapes(args.weights)
+    copies = {}
+    rows = []
+    for case in CASES:
+        for dims in (activations if case[-1] == "act" else weights):
+            if case[0] == "oihw->OIhw4i16o4i" and dims[0] > 256 and len(weights) > 1:
+                continue  # the issue's rows: 4i16o4i at 256, 16i16o at 512
+            if case[0] == "oihw->OIhw16i16o" and dims[0] < 512 and len(weights) > 1:
+                continue
+            rows.append(run_case(case, dims, engine, stream, copies, torch, args.repeats))
+    for nbytes, copy in sorted(copies.items()):
+        row = copy_row(copy)
+        row["case"] += f" {2 * nbytes / 1e6:.1f} MB moved"
+        rows.insert(0, row)
+    print_table("reorder, each case against a copy kernel moving as many bytes", rows,
+                columns(torch is not None))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import weakref
 from dataclasses import dataclass
 
 from .errors import InvalidArgumentError, UnimplementedError
+from .gpu.profile import read_profile
 
 try:  # pyopencl is a dependency, but a broken install should leave the host path usable
     import pyopencl as cl
@@ -38,7 +39,8 @@ def opencl_devices() -> list:
 
 @dataclass(frozen=True)
 class DeviceCaps:
-    """What the kernels need to know about a device, read once.
+    """What clayout's memory and event handling need to know about a device,
+    read once (the kernel planner reads ``Engine.profile`` instead).
 
     ``convert_on_device_bytes``: ``Memory.from_numpy`` and ``to_numpy`` move
     tensors at least this big as dense bytes and change the layout with a
@@ -55,9 +57,6 @@ class DeviceCaps:
     """
 
     name: str
-    fp16: bool
-    fp64: bool
-    max_work_group_size: int
     max_alloc: int
     address_bits: int
     global_mem: int = 0
@@ -96,6 +95,11 @@ class Engine:
     when they are the same kind on the same context and device. Raises
     InvalidArgumentError for arguments of the wrong kind, UnimplementedError
     when OpenCL is asked for and no device exists.
+
+    ``profile`` (a DeviceProfile: device type, work-group limits, local
+    memory, extensions, strategy) is what the kernel planner reads;
+    ``caps`` the device limits memory and events honour. Both are None on
+    the host.
     """
 
     def __init__(self, kind: str | None = None, device=None, context=None):
@@ -114,6 +118,7 @@ class Engine:
         self.context = None
         self.device = None
         self.caps = None
+        self.profile = None
         self._lock = threading.Lock()
         self._queues = {}
         if kind == "host":
@@ -144,9 +149,6 @@ class Engine:
         d = self.device
         self.caps = DeviceCaps(
             name=d.name.strip(),
-            fp16="cl_khr_fp16" in d.extensions,
-            fp64="cl_khr_fp64" in d.extensions or bool(getattr(d, "double_fp_config", 0)),
-            max_work_group_size=d.max_work_group_size,
             max_alloc=d.max_mem_alloc_size,
             address_bits=d.address_bits,
             global_mem=d.global_mem_size,
@@ -154,6 +156,7 @@ class Engine:
             convert_on_device_bytes=_env_bytes("CLAYOUT_CONVERT_ON_DEVICE_BYTES", 8 << 20),
             runs_when_waited="Oclgrind" in d.platform.name,
         )
+        self.profile = read_profile(d)
 
     def _own_queue(self, purpose: str):
         with self._lock:

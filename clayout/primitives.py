@@ -1,4 +1,4 @@
-"""Reorder and Shuffle: validate, choose an implementation, execute."""
+"""Reorder and Shuffle: validate, ask the implementation list, execute."""
 from __future__ import annotations
 
 import time
@@ -7,16 +7,12 @@ import numpy as np
 
 from . import verbose
 from .attr import Attr
-from .dtypes import CORE_TYPES
 from .engine import Engine, Stream, as_engine, as_stream, check_wait_for, default_engine
 from .errors import InvalidArgumentError, UnimplementedError
-from .host import reorder as host_reorder
+from .implementations import GeneratedKernel, HostFallback, choose
 from .memory import Memory
 from .memory_desc import MemoryDesc
-
-#: The OpenCL kernels index tensors of up to this many dims (as oneDNN's GPU shuffle).
-MAX_OPENCL_NDIMS = 6
-OPENCL_TYPES = CORE_TYPES + ("f64",)
+from .problem import Problem
 
 
 def _describe_attr(attr: Attr | None) -> str:
@@ -42,40 +38,32 @@ def _md_text(md: MemoryDesc, arg: str) -> str:
 
 
 class _Primitive:
-    """What Reorder and Shuffle share: implementation choice, upload, execution."""
+    """What Reorder and Shuffle share: the implementation list, execution."""
 
     kind = "primitive"
 
     def _setup(self, src_md, dst_md, engine, attr, shuffle):
         self.engine = as_engine(engine) if engine is not None else default_engine()
         self.src_md, self.dst_md, self.attr, self.shuffle = src_md, dst_md, attr, shuffle
-        self._kernel = None
-        self._copy_bytes = None
-        self._extra_args = {}
-        reason = self._host_reason()
-        self._empty = src_md.nelems() == 0
-        if self._empty:
-            self.impl = "none (zero elements)"  # nothing to read or write: build nothing
-        elif reason is None:
-            from .gpu.build import get_kernel
-            if self._is_plain_copy():
-                self.impl = "ocl:copy"
-                self._copy_bytes = src_md.size
-            else:
-                self._kernel = get_kernel(self.engine, self._plan())
-                self.impl = "ocl:generated"
-            self._extra_args = self._attr_args()
-        else:
-            self.impl = "host:numpy" + ("" if not self.engine.is_opencl else f" ({reason})")
-        verbose.log("create", self.engine.kind, self.kind, self.impl, self._signature())
+        problem = Problem(self.kind, src_md, dst_md, attr, shuffle)
+        self._implementation, self._declined = choose(problem, self.engine)
+        self.impl = self._implementation.name
+        if isinstance(self._implementation, HostFallback):
+            # Say why the device does not run it: the generated kernel's reason.
+            why = dict(self._declined).get(GeneratedKernel.name)
+            self.impl += f" ({why})" if why else ""
+        # Verbose lines name the generated kernel too.
+        self._label = self._implementation.describe() if isinstance(
+            self._implementation, GeneratedKernel) else self.impl
+        for name, why in self._declined:
+            verbose.log("decline", self.engine.kind, self.kind, name, why, min_level=2)
+        verbose.log("create", self.engine.kind, self.kind, self._label, self._signature())
 
-    def _plan(self):
-        from .gpu.plan import plan_kernel, shuffle_as_reorder
-        if self.shuffle is not None:
-            views = shuffle_as_reorder(self.src_md, self.dst_md, *self.shuffle)
-            if views is not None:
-                return plan_kernel(*views, None)
-        return plan_kernel(self.src_md, self.dst_md, self.attr, self.shuffle)
+    def explain(self) -> str:
+        """Which implementation runs, and why each one before it declined."""
+        lines = [f"{name}: declined: {why}" for name, why in self._declined]
+        lines.append(f"{self._label}: runs")
+        return "\n".join(lines)
 
     def _signature(self) -> str:
         text = f"{_md_text(self.src_md, 'src')} {_md_text(self.dst_md, 'dst')}"
@@ -83,44 +71,6 @@ class _Primitive:
             text += f",axis:{self.shuffle[0]} group:{self.shuffle[1]}"
         attr = _describe_attr(self.attr)
         return f"{text},{attr},{'x'.join(map(str, self.src_md.dims))}"
-
-    def _host_reason(self) -> str | None:
-        """Why the OpenCL path cannot run this, or None when it can."""
-        if not self.engine.is_opencl:
-            return "host engine"
-        if self.src_md.ndims > MAX_OPENCL_NDIMS:
-            return f"{self.src_md.ndims} dims: OpenCL kernels serve up to {MAX_OPENCL_NDIMS}"
-        for md in (self.src_md, self.dst_md):
-            if md.data_type not in OPENCL_TYPES:
-                return f"{md.data_type}: no OpenCL kernel is generated for it yet"
-            if md.data_type == "f64" and not self.engine.caps.fp64:
-                return "f64: the device lacks cl_khr_fp64"
-        return None
-
-    def _is_plain_copy(self) -> bool:
-        """Same layout and type, nothing to convert, no padding or gaps: a buffer copy."""
-        s, d = self.src_md, self.dst_md
-        dense = s.size == s.dtype.nbytes(s.nelems())
-        return (self.shuffle is None and (self.attr is None or self.attr.is_empty)
-                and s == d and dense and not s.is_submemory and s.offset0 == 0)
-
-    def _attr_args(self) -> dict:
-        """Kernel arguments by name (see render_kernel): numbers, or buffers per slice."""
-        from .gpu.build import upload
-        args = {}
-        if self.attr is None:
-            return args
-        for name, value, np_type in (("src_scale", self.attr.src_scales, np.float32),
-                                     ("dst_scale", self.attr.dst_scales, np.float32),
-                                     ("src_zp", self.attr.src_zero_point, np.int32),
-                                     ("dst_zp", self.attr.dst_zero_point, np.int32)):
-            if value is not None and value.is_common:
-                args[name] = np_type(value.values[0])
-            elif value is not None:
-                args[name + "s"] = upload(self.engine, value.values)
-        if self.attr.sum_beta is not None:
-            args["beta"] = np.float32(self.attr.sum_beta)
-        return args
 
     def _check_memory(self, mem, md, arg):
         if not isinstance(mem, Memory):
@@ -157,14 +107,12 @@ class _Primitive:
         start = time.perf_counter()
         queue = stream.queue
         if queue is None:  # the host engine: storage is NumPy, run now
-            if not self._empty:
-                host_reorder.reorder(self.src_md, src.storage, self.dst_md, dst.storage,
-                                     self.attr, self.shuffle)
+            self._implementation.execute(None, src, dst, wait)
             self._log_exec(start)
             return None
         wait += src._wait_list(queue)
         with dst.write_lock:  # record events in the order they are enqueued
-            event = self._run(queue, src, dst, wait + dst._wait_list(queue))
+            event = self._implementation.execute(queue, src, dst, wait + dst._wait_list(queue))
             dst._wrote(event, queue)
         if verbose.level():
             from .gpu.events import device_seconds, when_complete
@@ -177,29 +125,8 @@ class _Primitive:
         profiles, else the time from the execute() call to completion."""
         if seconds is None:
             seconds = time.perf_counter() - start
-        verbose.log("exec", self.engine.kind, self.kind, self.impl, self._signature(),
+        verbose.log("exec", self.engine.kind, self.kind, self._label, self._signature(),
                     f"{seconds * 1e3:.3f}ms")
-
-    def _run(self, queue, src, dst, wait):
-        from .gpu import build, host_fallback
-        if self._empty:
-            return build.marker(queue, wait)
-        if self._kernel is not None:
-            return self._kernel.launch(queue, src.storage, dst.storage, self._extra_args, wait)
-        if self._copy_bytes is not None:
-            return build.copy_buffer(queue, dst.storage, src.storage, self._copy_bytes, wait)
-        src_md, dst_md, attr, shuffle = self.src_md, self.dst_md, self.attr, self.shuffle
-
-        def regions():
-            return host_reorder.staging_regions(src_md, dst_md, shuffle)
-
-        def work(region, src_bytes, src_base, dst_bytes, dst_base, written):
-            host_reorder.reorder(src_md, src_bytes, dst_md, dst_bytes, attr, shuffle,
-                                 src_base, dst_base, written, region)
-
-        read_dst = attr is not None and attr.sum_beta is not None
-        return host_fallback.run(self.engine, queue, src.storage, dst.storage, regions,
-                                 read_dst, work, wait)
 
     def __repr__(self):
         return f"<{type(self).__name__} {self.impl} {self._signature()}>"

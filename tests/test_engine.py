@@ -11,7 +11,22 @@ def test_host_engine_says_host(host_engine):
 
 def test_opencl_engine_names_its_device(cl_engine):
     assert "opencl" in repr(cl_engine) and cl_engine.caps.name in repr(cl_engine)
-    assert cl_engine.caps.max_work_group_size >= 1
+    profile = cl_engine.profile
+    assert profile.max_work_group_size >= 1 and profile.kind in ("cpu", "gpu", "accelerator")
+    assert profile.strategy in ("cpu", "gpu") and profile.compute_units >= 1
+
+
+def test_profile_is_read_once_per_device(cl_engine):
+    other = cly.Engine("opencl", device=cl_engine.device)
+    assert other.profile is cl_engine.profile
+
+
+def test_strategy_can_be_forced(cl_engine, monkeypatch):
+    monkeypatch.setenv("CLAYOUT_STRATEGY", "gpu")
+    assert cly.Engine("opencl", device=cl_engine.device).profile.strategy == "gpu"
+    monkeypatch.setenv("CLAYOUT_STRATEGY", "fast")
+    with pytest.raises(cly.InvalidArgumentError, match="CLAYOUT_STRATEGY='fast'"):
+        cly.Engine("opencl", device=cl_engine.device)
 
 
 def test_default_engine_prefers_opencl(cl_engine, monkeypatch):

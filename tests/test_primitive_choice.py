@@ -55,7 +55,7 @@ def test_no_output_without_verbose(cl_engine, monkeypatch, capsys):
 
 
 def test_f64_falls_back_to_the_host_without_fp64(cl_engine, monkeypatch):
-    monkeypatch.setattr(cl_engine, "caps", dataclasses.replace(cl_engine.caps, fp64=False))
+    monkeypatch.setattr(cl_engine, "profile", dataclasses.replace(cl_engine.profile, fp64=False))
     md = cly.MemoryDesc((3, 4), "f64")
     r = cly.Reorder(md, cly.MemoryDesc((3, 4), "f32", tag="ba"), engine=cl_engine)
     assert r.impl == "host:numpy (f64: the device lacks cl_khr_fp64)"
@@ -110,15 +110,15 @@ def test_shuffle_on_an_unblocked_axis_becomes_a_transpose(cl_engine):
     md = cly.MemoryDesc((2, 64, 4, 4), "f32", tag="nhwc")
     sh = cly.Shuffle(md, axis=1, group_size=4, engine=cl_engine)
     # C = 16 x 4: each work-item transposes 4x4 elements in registers.
-    assert sh._kernel.source.count("vload4(") == 4
+    assert sh._implementation.kernel.source.count("vload4(") == 4
     # Blocks of 16 on the axis hold whole digits of 64 = 16 x 4: still a transpose.
     blocked = cly.MemoryDesc((2, 64, 4, 4), "f32", tag="nChw16c")
     sh = cly.Shuffle(blocked, axis=1, group_size=4, engine=cl_engine)
-    assert "vload4(" in sh._kernel.source
+    assert "vload4(" in sh._implementation.kernel.source
     # 48 = 16 x 3: a block of 16 cuts across the digit of 3, so the index is permuted.
     cut = cly.MemoryDesc((2, 48, 4, 4), "f32", tag="nChw16c")
     sh = cly.Shuffle(cut, axis=1, group_size=3, engine=cl_engine)
-    assert "% 16u) * 3u + i1 / 16u" in sh._kernel.source
+    assert "(i1 % 16u) * 3u + i1 / 16u" in sh._implementation.kernel.source
 
 
 def test_execute_takes_a_pyopencl_queue_and_wait_for(cl_engine):
@@ -137,3 +137,49 @@ def test_execute_takes_a_pyopencl_queue_and_wait_for(cl_engine):
     assert np.array_equal(out.to_numpy(), values)
     with pytest.raises(cly.InvalidArgumentError, match="neither a Stream"):
         cly.Reorder(md, mid.md, engine=cl_engine).execute("queue", src, mid)
+
+
+def test_explain_says_why_each_earlier_implementation_declined(cl_engine, host_engine):
+    md = cly.MemoryDesc((2, 8, 3, 3), "f32", tag="nchw")
+    r = cly.Reorder(md, cly.MemoryDesc(md.dims, "s8", tag="nChw8c"), engine=cl_engine)
+    lines = r.explain().splitlines()
+    assert lines == ["none (zero elements): declined: 144 elements to move",
+                     "ocl:copy: declined: the values are converted",
+                     "ocl:generated:reorder_f32_abcd_to_s8_aBcd8b: runs"]
+    r = cly.Reorder(md, md, engine=host_engine)
+    assert r.impl == "host:numpy" and r.explain().splitlines()[-2:] == [
+        "host:numpy: declined: the host engine runs NumPy directly", "host:numpy: runs"]
+
+
+def test_verbose_2_prints_each_decline(cl_engine, monkeypatch, capsys):
+    monkeypatch.setenv("CLAYOUT_VERBOSE", "2")
+    md = cly.MemoryDesc((2,) * 7, "f32")
+    cly.Reorder(md, cly.MemoryDesc(md.dims, "f32", tag="gfedcba"), engine=cl_engine)
+    err = capsys.readouterr().err
+    assert "decline,opencl,reorder,ocl:generated,7 dims: OpenCL kernels serve up to 6" in err
+    assert "decline,opencl,reorder,ocl:copy,the layouts differ" in err
+
+
+def test_kernel_names_tell_the_cases_apart(cl_engine):
+    src = cly.MemoryDesc((2, 16, 3, 3), "f32", tag="nchw")
+    to_s8 = cly.Reorder(src, cly.MemoryDesc(src.dims, "s8", tag="nChw16c"), engine=cl_engine)
+    assert to_s8._implementation.kernel.name == "reorder_f32_abcd_to_s8_aBcd16b"
+    blocked = cly.MemoryDesc((2, 32, 3, 3), "f32", tag="nChw16c")
+    sh = cly.Shuffle(blocked, axis=1, group_size=4, engine=cl_engine)
+    assert sh._implementation.kernel.name == "shuffle_g4_f32_aBcd16b"
+
+
+def test_work_groups_respect_the_kernel_limit(cl_engine, monkeypatch):
+    """A kernel that allows fewer work-items per group than the plan asks
+    for gets groups of its own limit."""
+    from clayout.gpu.build import Kernel
+
+    md = cly.MemoryDesc((3, 40, 5, 7), "f32", tag="nchw")
+    r = cly.Reorder(md, cly.MemoryDesc(md.dims, "f32", tag="nhwc"), engine=cl_engine)
+    kernel = r._implementation.kernel
+    assert kernel.ndrange()[1][0] == min(kernel.plan.work_group,
+                                         cl_engine.profile.max_work_group_size)
+    fresh = Kernel(cl_engine, kernel.plan)
+    monkeypatch.setattr(type(fresh.kernel), "get_work_group_info", lambda *a: 3)
+    (global_size,), (local,) = fresh.ndrange()
+    assert local == 3 and global_size % 3 == 0 and global_size >= kernel.plan.launch_items

@@ -1,73 +1,170 @@
-"""Kernel plans and rendering need no device: the choices they make, read from the source."""
+"""Kernel plans and rendering need no device: the choices they make, and the
+rendered kernels of the benchmark cases against reviewed golden files."""
+import os
+import pathlib
+
 import pytest
 
 import clayout as cly
 from clayout.attr import Attr
-from clayout.gpu.plan import plan_kernel
+from clayout.gpu.plan import dim_offset, offset_terms, plan_kernel
+from clayout.gpu.profile import CPU_PROFILE
 from clayout.gpu.render import render_kernel, render_template
+from clayout.problem import Problem
+
+GOLDEN = pathlib.Path(__file__).parent / "golden"
+
+
+def plan_of(src_md, dst_md, attr=None, shuffle=None, kind=None):
+    kind = kind or ("shuffle" if shuffle else "reorder")
+    return plan_kernel(Problem(kind, src_md, dst_md, attr, shuffle), CPU_PROFILE)
 
 
 def source(src_md, dst_md, attr=None, shuffle=None):
-    plan = plan_kernel(src_md, dst_md, attr, shuffle)
-    return plan, render_kernel(plan)[0]
+    plan = plan_of(src_md, dst_md, attr, shuffle)
+    return plan, render_kernel(plan)
+
+
+def md(dims, dt, tag):
+    return cly.MemoryDesc(dims, dt, tag=tag)
+
+
+ACT = (8, 256, 56, 56)
+PER_CHANNEL = Attr(src_scales=cly.Scales([1.0] * 256, mask=0b10))
+#: The benchmark cases (benchmarks/bench_reorder.py, bench_shuffle.py).
+GOLDEN_CASES = {
+    "reorder_f32_nchw_to_nhwc": (md(ACT, "f32", "nchw"), md(ACT, "f32", "nhwc"), None, None),
+    "reorder_f32_nhwc_to_nchw": (md(ACT, "f32", "nhwc"), md(ACT, "f32", "nchw"), None, None),
+    "reorder_f32_nchw_to_nChw16c": (md(ACT, "f32", "nchw"), md(ACT, "f32", "nChw16c"), None,
+                                    None),
+    "reorder_bf16_nhwc_to_nchw": (md(ACT, "bf16", "nhwc"), md(ACT, "bf16", "nchw"), None, None),
+    "reorder_f32_to_s8_scale": (md(ACT, "f32", "nchw"), md(ACT, "s8", "nchw"),
+                                Attr(src_scales=0.5), None),
+    "reorder_f32_nchw_to_s8_nChw16c_per_channel": (md(ACT, "f32", "nchw"),
+                                                   md(ACT, "s8", "nChw16c"), PER_CHANNEL, None),
+    "reorder_s8_nChw16c_to_f32_nchw_per_channel": (md(ACT, "s8", "nChw16c"),
+                                                   md(ACT, "f32", "nchw"), PER_CHANNEL, None),
+    "reorder_f32_oihw_to_OIhw4i16o4i": (md((256, 256, 3, 3), "f32", "oihw"),
+                                        md((256, 256, 3, 3), "f32", "OIhw4i16o4i"), None, None),
+    "shuffle_g4_f32_nChw16c_C272": (md((1, 272, 56, 56), "f32", "nChw16c"),
+                                    md((1, 272, 56, 56), "f32", "nChw16c"), None, (1, 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN_CASES))
+def test_rendered_kernels_match_the_golden_files(name):
+    """A change to a rendered kernel shows here as a diff to review; set
+    CLAYOUT_UPDATE_GOLDEN=1 to write the new files after reading it."""
+    code = render_kernel(plan_of(*GOLDEN_CASES[name]))
+    path = GOLDEN / f"{name}.cl"
+    if os.environ.get("CLAYOUT_UPDATE_GOLDEN"):
+        path.write_text(code)
+    assert path.exists(), f"{path} is missing: render it with CLAYOUT_UPDATE_GOLDEN=1"
+    assert code == path.read_text()
+
+
+@pytest.mark.parametrize("tag, dims", [
+    ("nchw", (2, 17, 3, 5)), ("nChw16c", (2, 17, 3, 5)), ("OIhw4i16o4i", (32, 17, 3, 3)),
+    ("Goihw16g", (32, 3, 5, 3, 3)), ("ABcd4b16a4b", (16, 40, 2, 2)), ("acdb", (3, 4, 5, 6)),
+])
+def test_offset_terms_sum_to_the_descriptor_offsets(tag, dims):
+    """The offset terms kernels are built from agree with the descriptor's own
+    addressing, submemories (padded offsets) included."""
+    whole = md(dims, "f32", tag)
+    sub = whole.submemory(dims[:-1] + (dims[-1] - 1,), (0,) * (len(dims) - 1) + (1,))
+    for m in (whole, sub):
+        for d in range(m.ndims):
+            for i in range(m.dims[d]):
+                want = int(m.dim_offsets(d, i))
+                assert dim_offset(m, d, i) == want, (m, d, i)
+
+
+def test_offset_terms_drop_what_is_always_zero():
+    blocked = md((2, 16, 3, 5), "f32", "nChw16c")  # one block of 16 channels
+    terms = offset_terms(blocked, 1)
+    assert len(terms) == 1 and terms[0].modulus is None and terms[0].stride == 1
 
 
 def test_plain_conversion_is_one_loop_of_vectors():
-    md = cly.MemoryDesc((4, 64, 8, 8), "f32", tag="nchw")
-    plan, code = source(md, cly.MemoryDesc(md.dims, "s8", tag="nchw"), Attr(src_scales=0.5))
+    m = md((4, 64, 8, 8), "f32", "nchw")
+    plan, code = source(m, md(m.dims, "s8", "nchw"), Attr(src_scales=0.5))
     assert len(plan.levels) == 1 and plan.vector and plan.vec == 16
     assert "vload16(0, src + s_off)" in code and "convert_char16(as_int16(clamp(" in code
     assert "const float src_scale" in code
 
 
 def test_transpose_copies_blocks_through_registers():
-    src = cly.MemoryDesc((2, 64, 8, 8), "f32", tag="nhwc")
-    plan, code = source(src, cly.MemoryDesc(src.dims, "f32", tag="nchw"))
+    src = md((2, 64, 8, 8), "f32", "nhwc")
+    plan, code = source(src, md(src.dims, "f32", "nchw"))
     assert plan.block in (4, 8)
     assert code.count(f"vload{plan.block}(") == plan.block
     assert code.count(f"vstore{plan.block}(") == plan.block
 
 
+def test_quantizing_into_blocks_converts_the_transposed_rows():
+    src = md((2, 32, 8, 8), "f32", "nchw")
+    plan, code = source(src, md(src.dims, "s8", "nChw16c"),
+                        Attr(src_scales=cly.Scales([1.0] * 32, mask=0b10)))
+    assert plan.block == 8 and code.count("src_scales[i1]") == 8
+    assert code.count("vstore8((char8)(") == 8
+
+
 def test_padding_is_written_with_zeros():
-    src = cly.MemoryDesc((2, 17, 3, 3), "f32", tag="nchw")
-    _, code = source(src, cly.MemoryDesc(src.dims, "f32", tag="nChw16c"))
+    src = md((2, 17, 3, 3), "f32", "nchw")
+    _, code = source(src, md(src.dims, "f32", "nChw16c"))
     assert "if (i1 >= 17u)" in code and "dst[d_off] = 0;" in code
 
 
 def test_per_channel_scales_index_a_buffer():
-    md = cly.MemoryDesc((2, 8, 3, 5), "f32", tag="nhwc")
+    m = md((2, 8, 3, 5), "f32", "nhwc")
     attr = Attr(src_scales=cly.Scales([1.0] * 8, mask=0b10))
-    _, code = source(md, cly.MemoryDesc(md.dims, "u8", tag="nchw"), attr)
+    _, code = source(m, md(m.dims, "u8", "nchw"), attr)
     assert "__global const float *restrict src_scales" in code and "src_scales[i1]" in code
 
 
-def test_shuffle_permutes_the_source_index():
-    md = cly.MemoryDesc((2, 12, 4, 4), "s8", tag="nchw")
-    _, code = source(md, md, shuffle=(1, 3))
-    assert "(i1 % 4u) * 3u + i1 / 4u" in code
+def test_shuffle_permutes_the_source_index_once():
+    m = md((2, 12, 4, 4), "s8", "nChw4c")
+    _, code = source(m, m, shuffle=(1, 3))
+    assert code.count("(i1 % 4u) * 3u + i1 / 4u") == 1 and "c1 / 4u" in code
 
 
 def test_same_type_without_attributes_is_a_bit_copy():
-    md = cly.MemoryDesc((3, 5, 7), "f16", tag="acb")
-    _, code = source(md, cly.MemoryDesc(md.dims, "f16", tag="abc"))
+    m = md((3, 5, 7), "f16", "acb")
+    _, code = source(m, md(m.dims, "f16", "abc"))
     assert "dst[d_off] = src[s_off];" in code and "half" not in code
 
 
 def test_huge_tensors_get_64_bit_offsets():
     big = (3, 1024, 1024, 1024)  # 3 Gi elements: more than 2^31
-    plan, code = source(cly.MemoryDesc(big, "s8", tag="nchw"), cly.MemoryDesc(big, "s8", tag="nhwc"))
-    assert plan.wide_index and "const ulong item" in code
+    plan, code = source(md(big, "s8", "nchw"), md(big, "s8", "nhwc"))
+    assert plan.wide_index and "const ulong item" in code and "UL" in code
     small = (3, 16, 16, 16)
-    plan, code = source(cly.MemoryDesc(small, "s8", tag="nchw"),
-                        cly.MemoryDesc(small, "s8", tag="nhwc"))
-    assert not plan.wide_index and "const uint item" in code
+    plan, code = source(md(small, "s8", "nchw"), md(small, "s8", "nhwc"))
+    assert not plan.wide_index and "const uint item" in code and "UL" not in code
+
+
+def test_small_tensors_get_fewer_items_that_do_more():
+    weights = (256, 256, 3, 3)
+    plan = plan_of(md(weights, "f32", "oihw"), md(weights, "f32", "OIhw4i16o4i"))
+    assert plan.run == 2 and plan.vec * plan.levels[-2].extent == 64
+    tiny = (2, 3)
+    assert plan_of(md(tiny, "f32", "ab"), md(tiny, "f32", "ba")).chunks == 1
 
 
 def test_f64_enables_the_extension_and_computes_in_double():
-    md = cly.MemoryDesc((4, 4), "f64")
-    plan, code = source(md, cly.MemoryDesc((4, 4), "bf16"), Attr(src_scales=2.0))
+    m = cly.MemoryDesc((4, 4), "f64")
+    plan, code = source(m, cly.MemoryDesc((4, 4), "bf16"), Attr(src_scales=2.0))
     assert plan.compute == "double"
     assert "#pragma OPENCL EXTENSION cl_khr_fp64 : enable" in code and "double_to_bf16" in code
+
+
+def test_the_strategy_is_part_of_the_kernel_key():
+    m = md((4, 8), "f32", "ab")
+    problem = Problem("reorder", m, md((4, 8), "f32", "ba"))
+    cpu = plan_kernel(problem, CPU_PROFILE)
+    gpu = plan_kernel(problem, CPU_PROFILE.with_strategy("gpu"))
+    assert cpu.strategy == "cpu" and gpu.strategy == "gpu" and cpu != gpu
+    assert hash(cpu) == hash(plan_kernel(problem, CPU_PROFILE))
 
 
 def test_a_render_error_names_the_template_and_values():
@@ -77,6 +174,6 @@ def test_a_render_error_names_the_template_and_values():
 
 
 def test_unserved_types_are_refused_by_the_renderer():
-    md = cly.MemoryDesc((4,), "f8_e5m2")
+    m = cly.MemoryDesc((4,), "f8_e5m2")
     with pytest.raises(cly.UnimplementedError, match="f8_e5m2"):
-        render_kernel(plan_kernel(md, cly.MemoryDesc((4,), "f32"), None))
+        render_kernel(plan_of(m, cly.MemoryDesc((4,), "f32")))

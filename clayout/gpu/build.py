@@ -116,22 +116,35 @@ class Kernel(_LockedKernel):
     """A generated reorder/shuffle kernel and the NDRange its plan needs."""
 
     def __init__(self, engine, plan: KernelPlan):
-        source, name, self.arg_names = render_kernel(plan)
+        self.plan = plan
+        name = plan.name
+        source = render_kernel(plan)
         if getattr(_batch, "pending", None) is not None:
             # A batch's program holds several kernels: each needs its own name,
             # the same in every run, so PoCL's disk cache still finds the program.
-            digest = hashlib.sha1(source.encode()).hexdigest()[:10]
-            source, name, _ = render_kernel(plan, f"{plan.name}_{digest}")
+            name = f"{plan.name}_{hashlib.sha1(source.encode()).hexdigest()[:10]}"
+            source = render_kernel(plan, name)
+        self._device = engine.device
+        self._ndrange = None
         super().__init__(engine, source, name)
-        local = min(256, engine.caps.max_work_group_size)
-        self.local = (local,)
-        self.global_ = (-(-plan.items // local) * local,)
 
-    def launch(self, queue, src, dst, values: dict, wait_for=None):
-        """Enqueue the kernel on buffers src and dst with the named extra
-        arguments (see render_kernel); returns its Event."""
-        args = (src, dst, *(values[n] for n in self.arg_names))
-        return self._enqueue(queue, self.global_, self.local, args, wait_for)
+    def ndrange(self) -> tuple[tuple[int], tuple[int]]:
+        """(global, local) sizes: work-groups of the plan's size, or fewer
+        where the built kernel allows fewer (CL_KERNEL_WORK_GROUP_SIZE: a
+        register-heavy kernel can)."""
+        if self._ndrange is None:
+            allowed = self.kernel.get_work_group_info(
+                cl.kernel_work_group_info.WORK_GROUP_SIZE, self._device)
+            local = max(1, min(self.plan.work_group, allowed))
+            items = self.plan.launch_items
+            self._ndrange = ((-(-items // local) * local,), (local,))
+        return self._ndrange
+
+    def launch(self, queue, src, dst, args, wait_for=None):
+        """Enqueue the kernel on buffers src and dst with the values of
+        ``plan.args`` in order; returns its Event."""
+        global_size, local_size = self.ndrange()
+        return self._enqueue(queue, global_size, local_size, (src, dst, *args), wait_for)
 
 
 def _kernel_key(engine, key):
@@ -140,8 +153,9 @@ def _kernel_key(engine, key):
 
 
 def get_kernel(engine, plan: KernelPlan) -> Kernel:
-    """The kernel for ``plan`` on ``engine``'s context and device, built on first use only."""
-    return kernel_cache.get(engine.context, _kernel_key(engine, plan.key),
+    """The kernel for ``plan`` on ``engine``'s context and device, built on
+    first use only (the plan, strategy included, is the key)."""
+    return kernel_cache.get(engine.context, _kernel_key(engine, plan),
                             lambda: Kernel(engine, plan))
 
 
@@ -150,7 +164,7 @@ class _MaskedWrite(_LockedKernel):
 
     def __init__(self, engine):
         super().__init__(engine, render_template("masked_write.cl.mako"), "masked_write")
-        self.local = min(256, engine.caps.max_work_group_size)
+        self.local = min(256, engine.profile.max_work_group_size)
 
     def launch(self, queue, dst, first: int, image, mask, count: int):
         size = -(-count // self.local) * self.local

@@ -2,11 +2,22 @@
 
 A plan walks the destination in its own physical order (its "levels": each
 outer dim, then each inner block, outermost first), so consecutive work-items
-write consecutive addresses. Each work-item handles ``vec`` consecutive
-elements of the innermost level. The source offset of an element is the sum
-of per-dim terms (the layout is separable), each with its blocks and strides
-as constants, so divisions are by constants only.
+write consecutive addresses. The source offset of an element is the sum of
+per-dim offset terms (the layout is separable), each with constant divisor,
+modulus and stride, so divisions are by constants only.
 
+``plan_kernel(problem, profile)`` chooses, from the device profile, how each
+work-item moves its elements:
+
+- ``vector``: the innermost loop is contiguous on both sides: vloadN/vstoreN;
+- ``block``: the destination's innermost loop strides through the source:
+  B vectors loaded along the source, converted, transposed in registers and
+  stored as B vectors along the destination;
+- otherwise element by element over a run of the innermost loop (and, when
+  that loop is short, the whole of the next one).
+
+Each work-item then repeats this for ``chunks`` items spaced by the global
+size, so that a launch has about as many work-items as the device runs well.
 Nothing here touches OpenCL: plans can be made and rendered without a device.
 """
 from __future__ import annotations
@@ -14,15 +25,50 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..attr import Attr
 from ..memory_desc import MemoryDesc
+from ..problem import Problem
+from .profile import DeviceProfile
+
+#: Destination elements one work-item's element loops write at most.
+RUN = 64
 
 
-#: Block sizes tried for register transposes, best first (PoCL, f32: 8 and 4 alike).
-BLOCK_SIZES = (8, 4)
+@dataclass(frozen=True)
+class Term:
+    """One term of a dim's offset: ``((p / divisor) % modulus) * stride`` for
+    the padded index p (no modulo when ``modulus`` is None)."""
 
-#: An innermost loop at most this long is not tiled (its source lines stay cached).
-SHORT_LOOP = 512
+    divisor: int
+    modulus: int | None
+    stride: int
+
+    def at(self, p: int) -> int:
+        q = p // self.divisor
+        return (q if self.modulus is None else q % self.modulus) * self.stride
+
+
+def offset_terms(md: MemoryDesc, d: int) -> tuple[Term, ...]:
+    """The terms whose sum is the offset (elements) dim ``d`` of ``md`` adds at
+    padded index ``index + md.padded_offsets[d]``. Terms that are always
+    zero, and modulos the index never reaches, are left out."""
+    limit = md.padded_offsets[d] + md.own_padded_dims[d]  # p stays below this
+    blocks = md.blocks[d]
+    terms = []
+    if md.strides[d] and limit > blocks:
+        terms.append(Term(blocks, None, md.strides[d]))
+    inner_stride, divisor = 1, 1
+    for size, idx in reversed(tuple(zip(md.inner_blks, md.inner_idxs))):
+        if idx == d:
+            terms.append(Term(divisor, size if limit > divisor * size else None, inner_stride))
+            divisor *= size
+        inner_stride *= size
+    return tuple(terms)
+
+
+def dim_offset(md: MemoryDesc, d: int, index: int) -> int:
+    """The offset dim ``d`` adds at logical ``index``, from its terms."""
+    p = index + md.padded_offsets[d]
+    return sum(t.at(p) for t in offset_terms(md, d))
 
 
 @dataclass(frozen=True)
@@ -44,34 +90,62 @@ class Level:
     def merged(self) -> bool:
         return self.src_stride is not None
 
+    def split(self, part: int) -> tuple["Level", "Level"]:
+        """This loop as an outer loop of extent/part steps and an inner one of ``part``."""
+        scaled = None if self.src_stride is None else self.src_stride * part
+        outer = Level(self.dims, self.extent // part, self.dst_stride * part,
+                      self.mult * part, scaled)
+        return outer, Level(self.dims, part, self.dst_stride, self.mult, self.src_stride)
+
+
+@dataclass(frozen=True)
+class KernelArg:
+    """A kernel argument after src and dst: one value, or (``per_slice``) a
+    buffer of values per slice of the attribute's mask, taken from the Attr
+    field ``field``."""
+
+    name: str
+    c_type: str        # "float" or "int"
+    field: str         # "src_scales", "dst_scales", "src_zero_point", "dst_zero_point", "sum_beta"
+    per_slice: bool = False
+
+
+#: Attribute fields in the order of the formula, and their arguments' names and C types.
+ATTR_FIELDS = (("src_scales", "src_scale", "float"), ("dst_scales", "dst_scale", "float"),
+               ("src_zero_point", "src_zp", "int"), ("dst_zero_point", "dst_zp", "int"))
+
 
 @dataclass(frozen=True)
 class KernelPlan:
-    """A reorder (or shuffle) kernel: the descriptors, attribute kinds and loops."""
+    """A reorder (or shuffle) kernel: descriptors, attribute kinds, loops, strategy.
 
+    Frozen and hashable: the plan is the kernel's cache key.
+    """
+
+    name: str
+    strategy: str
     src_md: MemoryDesc
     dst_md: MemoryDesc
     attr_kinds: tuple
     shuffle: tuple[int, int] | None   # (axis, group): read the axis in shuffled order
     levels: tuple[Level, ...]
-    vec: int
-    items: int                        # work-items that do something
+    vec: int                          # elements of the innermost loop per work-item
+    run: int                          # 2: the item also runs all of the next-inner loop
+    items: int                        # work-items needed with chunks == 1
+    chunks: int                       # items each work-item runs, spaced by the global size
     wide_index: bool                  # 64-bit offsets
     compute: str                      # "float" or "double"
     linear: frozenset                 # dims whose source offset the levels carry
     fastest: tuple[int, ...]          # levels in the order work-items step them, fastest first
+    args: tuple[KernelArg, ...]
+    work_group: int
     block: int = 0                    # B > 0: each work-item transposes a BxB block in registers
-    vector: bool = False              # the innermost loop is contiguous on both sides: vloadN/vstoreN
+    vector: bool = False              # the innermost loop is contiguous on both sides
 
     @property
-    def key(self):
-        """What makes two kernels the same program."""
-        return (self.src_md, self.dst_md, self.attr_kinds, self.shuffle)
-
-    @property
-    def name(self) -> str:
-        kind = "shuffle" if self.shuffle else "reorder"
-        return f"{kind}_{self.src_md.data_type}_{self.dst_md.data_type}"
+    def launch_items(self) -> int:
+        """Work-items a launch needs."""
+        return -(-self.items // self.chunks)
 
 
 def _dst_levels(md: MemoryDesc) -> list[Level]:
@@ -142,10 +216,10 @@ def _source_step(src: MemoryDesc, level: Level) -> int:
     if level.merged:
         return level.src_stride
     (d,) = level.dims
-    return int(src.dim_offsets(d, level.mult)) - int(src.dim_offsets(d, 0))
+    return dim_offset(src, d, level.mult) - dim_offset(src, d, 0)
 
 
-def _tile_for_source(src: MemoryDesc, levels: list[Level]) -> tuple[list[Level], bool]:
+def _tile_for_source(src: MemoryDesc, levels: list[Level], tuning) -> tuple[list[Level], bool]:
     """When the destination's innermost loop strides through the source, bring
     a tile of the source's most contiguous loop next to it, so that the work-
     items running together read whole cache lines of the source too (a
@@ -153,7 +227,7 @@ def _tile_for_source(src: MemoryDesc, levels: list[Level]) -> tuple[list[Level],
     inner = levels[-1]
     # A sweep of a short innermost loop stays in cache anyway (measured on PoCL:
     # tiling nchw->nhwc with C = 256 made it slower, nhwc->nchw faster).
-    if len(levels) < 2 or _source_step(src, inner) <= 1 or inner.extent <= SHORT_LOOP:
+    if len(levels) < 2 or _source_step(src, inner) <= 1 or inner.extent <= tuning.short_loop:
         return levels, False
     j = min(range(len(levels) - 1), key=lambda i: (_source_step(src, levels[i]), -i))
     level = levels[j]
@@ -162,10 +236,7 @@ def _tile_for_source(src: MemoryDesc, levels: list[Level]) -> tuple[list[Level],
     tile = next((t for t in (16, 8, 4, 2) if level.extent % t == 0 and level.extent > t), None)
     if tile is None:
         return levels[:j] + levels[j + 1:-1] + [level, inner], True
-    scale = lambda v: None if v is None else v * tile  # noqa: E731
-    outer = Level(level.dims, level.extent // tile, level.dst_stride * tile,
-                  level.mult * tile, scale(level.src_stride))
-    part = Level(level.dims, tile, level.dst_stride, level.mult, level.src_stride)
+    outer, part = level.split(tile)
     return levels[:j] + [outer] + levels[j + 1:-1] + [part, inner], True
 
 
@@ -177,17 +248,17 @@ def _innermost_block(md: MemoryDesc, d: int) -> int:
     return 1
 
 
-def _block_transpose(src: MemoryDesc, levels: list[Level], special: set):
-    """For a plain copy whose destination's innermost loop strides through the
-    source: split B steps off the source's contiguous loop, so each work-item
-    loads B vectors along the source and stores B vectors along the
-    destination, transposing BxB elements in registers. Measured on PoCL for
-    nhwc->nchw, 32x256x56x56: 11.5 ms against 20-30 ms element by element;
-    B = 16 ran out of registers (29 ms). Returns (levels, B) or None."""
+def _block_transpose(src: MemoryDesc, levels: list[Level], special: set, tuning):
+    """When the destination's innermost loop strides through the source:
+    split B steps off the source's contiguous loop, so each work-item loads B
+    vectors along the source and stores B vectors along the destination,
+    transposing BxB elements in registers (converted on the way). Measured on
+    PoCL for nhwc->nchw, 32x256x56x56: 11.5 ms against 20-30 ms element by
+    element. The source's loop must hold no dim the kernel indexes (masks,
+    shuffle, padding): those stay the same along a loaded vector.
+    Returns (levels, B) or None."""
     inner = levels[-1]
     if len(levels) < 2 or inner.dst_stride != 1 or _source_step(src, inner) <= 1:
-        return None
-    if not inner.merged and inner.dims[0] in special:
         return None
     for j in reversed(range(len(levels) - 1)):
         level = levels[j]
@@ -197,30 +268,48 @@ def _block_transpose(src: MemoryDesc, levels: list[Level], special: set):
             (d,) = level.dims
             if level.mult != 1 or d in special:
                 return None
-        for b in BLOCK_SIZES:
+        for b in tuning.block_sizes:
             if inner.extent % b or level.extent % b:
                 continue
             if not level.merged and (_innermost_block(src, d) % b or src.padded_offsets[d] % b):
                 continue
-            scale = lambda v: None if v is None else v * b  # noqa: E731
-            outer = Level(level.dims, level.extent // b, level.dst_stride * b,
-                          level.mult * b, scale(level.src_stride))
-            part = Level(level.dims, b, level.dst_stride, level.mult, level.src_stride)
+            outer, part = level.split(b)
             return levels[:j] + [outer] + levels[j + 1:-1] + [part, inner], b
         return None
     return None
 
 
-def plan_kernel(src_md: MemoryDesc, dst_md: MemoryDesc, attr: Attr | None,
-                shuffle: tuple[int, int] | None = None) -> KernelPlan:
-    """Plan the kernel that reorders ``src_md`` into ``dst_md``."""
-    kinds = attr.kinds() if attr is not None else (None, None, None, None, False)
+def _kernel_args(kinds: tuple) -> tuple[KernelArg, ...]:
+    args = [KernelArg(name + ("s" if mask else ""), c_type, field, bool(mask))
+            for (field, name, c_type), mask in zip(ATTR_FIELDS, kinds[:4]) if mask is not None]
+    if kinds[4]:
+        args.append(KernelArg("beta", "float", "sum_beta"))
+    return tuple(args)
+
+
+def _chunks(items: int, profile: DeviceProfile) -> int:
+    """Items per work-item: enough work-items for every compute unit, and no more."""
+    tuning = profile.tuning
+    want = profile.compute_units * tuning.items_per_unit
+    return max(1, min(tuning.max_chunks, items // max(want, 1)))
+
+
+def plan_kernel(problem: Problem, profile: DeviceProfile) -> KernelPlan:
+    """Plan the kernel that runs ``problem`` on a device of ``profile``."""
+    src_md, dst_md, shuffle = problem.src_md, problem.dst_md, problem.shuffle
+    tuning = profile.tuning
+    kinds = problem.attr_kinds
+    if shuffle is not None:
+        views = shuffle_as_reorder(src_md, dst_md, *shuffle)
+        if views is not None:  # a shuffle has no attributes
+            (src_md, dst_md), shuffle = views, None
     special = set()  # dims whose logical index the kernel needs on its own
     for mask in kinds[:4]:
         special |= {d for d in range(dst_md.ndims) if mask and mask >> d & 1}
     if shuffle is not None:
         special.add(shuffle[0])
-    special |= {d for d in range(dst_md.ndims) if dst_md.own_padded_dims[d] != dst_md.dims[d]}
+    padded = {d for d in range(dst_md.ndims) if dst_md.own_padded_dims[d] != dst_md.dims[d]}
+    special |= padded
 
     # A dim the source does not block, and the kernel needs no index of, is
     # linear: each destination loop over it steps the source by a constant.
@@ -243,10 +332,15 @@ def plan_kernel(src_md: MemoryDesc, dst_md: MemoryDesc, attr: Attr | None,
             levels.append(level)
     if not levels:
         levels.append(Level((0,), 1, 0, 1, 0 if 0 in linear else None))
-    plain_copy = (kinds == (None, None, None, None, False) and shuffle is None
-                  and src_md.data_type == dst_md.data_type and not dst_md.dtype.packed
-                  and dst_md.own_padded_dims == dst_md.dims)
-    blocked = _block_transpose(src_md, levels, special) if plain_copy else None
+
+    compute = "double" if "f64" in (src_md.data_type, dst_md.data_type) else "float"
+    # A register transpose converts whole vectors: not into f16 (no vector
+    # store rounds to it without cl_khr_fp16 arithmetic), not with a sum
+    # (the old destination would be read transposed), not in double.
+    transposable = (shuffle is None and not kinds[4] and compute == "float"
+                    and (problem.moves_bits or dst_md.data_type != "f16"))
+    blocked = _block_transpose(src_md, levels, special, tuning) if transposable else None
+    run = 1
     if blocked:
         levels, block = blocked
         # The block's B source steps live inside the work-item, not in its number.
@@ -254,59 +348,40 @@ def plan_kernel(src_md: MemoryDesc, dst_md: MemoryDesc, attr: Attr | None,
         vec = block
     else:
         block = 0
-        levels, tiled = _tile_for_source(src_md, levels)
+        levels, tiled = _tile_for_source(src_md, levels, tuning)
         # Work-items step the innermost loop fastest, or the source tile when there is one.
         fastest = tuple(range(len(levels) - 1, -1, -1))
         if tiled:
             fastest = (fastest[1], fastest[0]) + fastest[2:]
-        vec = next(v for v in (16, 8, 4, 2, 1) if levels[-1].extent % v == 0)
-    items = math.prod(lv.extent for lv in levels) // vec // max(block, 1)
+        inner = levels[-1]
+        vec = next(v for v in (16, 8, 4, 2, 1) if inner.extent % v == 0)
+        # A short innermost loop: the item also runs the next loop out, so that
+        # it writes a run of up to RUN elements (one index split, not several).
+        if (not tiled and vec == inner.extent and len(levels) > 1
+                and vec * levels[-2].extent <= RUN and levels[-2].dst_stride == inner.extent):
+            run = 2
     inner = levels[-1]
-    compute = "double" if "f64" in (src_md.data_type, dst_md.data_type) else "float"
+    items = math.prod(lv.extent for lv in levels) // vec // max(block, 1)
+    if run == 2:
+        items //= levels[-2].extent
+        fastest = tuple(j for j in fastest if j != len(levels) - 2)
     # Whole vectors where both sides are contiguous along the innermost loop
     # (measured on PoCL, f32->s8: 8.7 ms against 13.7 ms). A merged loop holds
     # no dim whose index matters (shuffle axis, masks, padding), so those stay
     # the same across the vector.
     vector = (not block and vec > 1 and inner.merged and inner.src_stride == 1
-              and inner.dst_stride == 1
+              and inner.dst_stride == 1 and run == 1
               and not src_md.dtype.packed and not dst_md.dtype.packed
               and not (dst_md.data_type == "bf16" and compute == "double"))
     span = max(src_md.size // max(1, src_md.dtype.bits // 8) + src_md.offset0,
                dst_md.size // max(1, dst_md.dtype.bits // 8) + dst_md.offset0,
-               items * vec)
-    return KernelPlan(src_md, dst_md, kinds, shuffle, tuple(levels), vec, items,
-                      span >= 2**31, compute, frozenset(linear), fastest, block, vector)
-
-
-# -- C expressions --------------------------------------------------------------
-
-def dim_offset_expr(md: MemoryDesc, d: int, index: str) -> str:
-    """C expression: the offset (elements) dim ``d`` of ``md`` adds at logical ``index``."""
-    p = f"({index} + {md.padded_offsets[d]})" if md.padded_offsets[d] else index
-    terms = []
-    blocks = md.blocks[d]
-    if md.strides[d] and md.padded_offsets[d] + md.own_padded_dims[d] > blocks:
-        outer = f"({p} / {blocks})" if blocks > 1 else p
-        terms.append(f"{outer} * {md.strides[d]}" if md.strides[d] != 1 else outer)
-    inner_stride, divisor = 1, 1
-    for size, idx in reversed(tuple(zip(md.inner_blks, md.inner_idxs))):
-        if idx == d:
-            q = f"({p} / {divisor})" if divisor > 1 else p
-            term = f"({q} % {size})"
-            terms.append(f"{term} * {inner_stride}" if inner_stride != 1 else term)
-            divisor *= size
-        inner_stride *= size
-    return " + ".join(terms) if terms else "0"
-
-
-def scale_index_expr(mask: int, dims: tuple[int, ...], index: list[str]) -> str:
-    """C expression: the position of an element's value in a per-slice array."""
-    terms, stride = [], 1
-    for d in reversed(range(len(dims))):
-        if mask >> d & 1:
-            terms.append(f"{index[d]} * {stride}" if stride != 1 else index[d])
-            stride *= dims[d]
-    return " + ".join(reversed(terms)) if terms else "0"
+               items * vec * max(block, 1))
+    chunks = _chunks(items, profile)
+    work_group = min(tuning.work_group, profile.max_work_group_size)
+    return KernelPlan(problem.name, profile.strategy, src_md, dst_md, kinds, shuffle,
+                      tuple(levels), vec, run, items, chunks, span >= 2**31, compute,
+                      frozenset(linear), fastest, _kernel_args(kinds), work_group,
+                      block, vector)
 
 
 def describe(md: MemoryDesc) -> str:

@@ -1,0 +1,144 @@
+"""The device profile: what the kernel planner may know about a device, read once.
+
+The planner sees a ``DeviceProfile``, never a pyopencl device, so plans can
+be made (and kernels rendered and read) for any profile without a device:
+``CPU_PROFILE`` stands for PoCL on a plain CPU, where the constants in its
+``Tuning`` were measured.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+
+from ..errors import InvalidArgumentError
+
+#: The kernel strategies a profile can choose (CLAYOUT_STRATEGY forces one).
+STRATEGIES = ("cpu", "gpu")
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """Plan constants measured on one kind of device.
+
+    ``block_sizes``: the BxB register transposes tried, best first (PoCL,
+    f32: 8 and 4 alike; 16 ran out of registers). ``short_loop``: an
+    innermost destination loop at most this long is not tiled for the
+    source (its source lines stay in cache). ``work_group``: the work-group
+    size asked for (the kernel's own limit may be lower). ``items_per_unit``:
+    a launch wants at least this many work-items per compute unit; below,
+    each work-item does less (down to one vector), above, it loops over more
+    (``max_chunks`` at most), so small tensors do not pay per-item overhead
+    and large ones keep every core busy.
+    """
+
+    block_sizes: tuple[int, ...] = (8, 4)
+    short_loop: int = 512
+    work_group: int = 256
+    items_per_unit: int = 2048
+    max_chunks: int = 8
+
+
+#: Measured on PoCL 3.1 (pthread), 2 cores; see benchmarks/.
+CPU_TUNING = Tuning()
+#: Not yet measured on a GPU: until GPU strategies exist, the CPU plan with
+#: work-groups of 256 and more work-items.
+GPU_TUNING = Tuning(items_per_unit=8192, max_chunks=4)
+
+
+@dataclass(frozen=True)
+class DeviceProfile:
+    """One device as the planner sees it.
+
+    ``kind`` is "cpu", "gpu" or "accelerator"; ``strategy`` the kernel
+    family the planner uses ("cpu" or "gpu"), from the kind unless
+    CLAYOUT_STRATEGY says otherwise. ``preferred_multiple`` is the SIMD
+    width work-groups should be a multiple of (NVIDIA's warp, AMD's
+    wavefront; 1 where the device does not say). ``base_align`` is the
+    alignment of buffers, in bytes. ``subgroups`` lists the sub-group
+    extensions the device has.
+    """
+
+    name: str = "generic"
+    kind: str = "cpu"
+    vendor: str = ""
+    strategy: str = "cpu"
+    compute_units: int = 1
+    preferred_multiple: int = 1
+    max_work_group_size: int = 1024
+    local_mem: int = 32 << 10
+    base_align: int = 128
+    subgroups: tuple[str, ...] = ()
+    fp16: bool = False
+    fp64: bool = True
+    tuning: Tuning = field(default_factory=Tuning)
+
+    @property
+    def strategy_of_kind(self) -> str:
+        """The strategy this kind of device gets unless told otherwise."""
+        return "gpu" if self.kind == "gpu" else "cpu"
+
+    def with_strategy(self, strategy: str) -> "DeviceProfile":
+        """This profile with another strategy (and that strategy's tuning)."""
+        if strategy not in STRATEGIES:
+            raise InvalidArgumentError(
+                f"strategy {strategy!r}: expected one of {', '.join(STRATEGIES)}")
+        return replace(self, strategy=strategy,
+                       tuning=CPU_TUNING if strategy == "cpu" else GPU_TUNING)
+
+
+#: A stand-in for PoCL on two cores: plans and renders without a device.
+CPU_PROFILE = DeviceProfile(name="cpu", compute_units=2, fp16=False, fp64=True)
+
+
+def _strategy_from_env(default: str) -> str:
+    text = os.environ.get("CLAYOUT_STRATEGY", "").strip().lower()
+    if not text:
+        return default
+    if text not in STRATEGIES:
+        raise InvalidArgumentError(
+            f"CLAYOUT_STRATEGY={text!r}: expected one of {', '.join(STRATEGIES)}")
+    return text
+
+
+_PROFILES: dict = {}
+
+
+def read_profile(device) -> DeviceProfile:
+    """The profile of a pyopencl Device: queried on first use, then kept.
+    CLAYOUT_STRATEGY (cpu or gpu), read each time, overrides the strategy."""
+    key = device.int_ptr
+    if key not in _PROFILES:
+        _PROFILES[key] = _query(device)
+    profile = _PROFILES[key]
+    strategy = _strategy_from_env(profile.strategy_of_kind)
+    return profile if strategy == profile.strategy else profile.with_strategy(strategy)
+
+
+def _query(device) -> DeviceProfile:
+    import pyopencl as cl
+
+    kinds = ((cl.device_type.GPU, "gpu"), (cl.device_type.ACCELERATOR, "accelerator"),
+             (cl.device_type.CPU, "cpu"))
+    kind = next((name for bit, name in kinds if device.type & bit), "accelerator")
+    extensions = device.extensions.split()
+    multiple = 1
+    for attribute in ("warp_size_nv", "wavefront_width_amd"):
+        try:
+            multiple = int(getattr(device, attribute))
+            break
+        except (cl.Error, AttributeError):
+            continue
+    profile = DeviceProfile(
+        name=device.name.strip(),
+        kind=kind,
+        vendor=device.vendor.strip(),
+        compute_units=device.max_compute_units,
+        preferred_multiple=multiple,
+        max_work_group_size=device.max_work_group_size,
+        local_mem=device.local_mem_size,
+        base_align=device.mem_base_addr_align // 8,
+        subgroups=tuple(e for e in extensions if "subgroup" in e),
+        fp16="cl_khr_fp16" in extensions,
+        fp64="cl_khr_fp64" in extensions or bool(getattr(device, "double_fp_config", 0)),
+    )
+    return profile.with_strategy(profile.strategy_of_kind)

@@ -1,0 +1,199 @@
+"""The implementation list: who runs a Problem on an engine, as oneDNN's lists do.
+
+Each implementation's ``create(problem, engine)`` returns the implementation,
+ready to execute, or a string that says why it declines. ``choose`` walks
+``IMPLEMENTATIONS`` in order and takes the first that accepts: nothing to do,
+a buffer copy, a generated kernel, the host path. A new capability (another
+kernel strategy, a new type) is a new entry, not a new branch elsewhere.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import UnimplementedError
+from .host import reorder as host_reorder
+from .problem import Problem
+
+#: The generated kernels index tensors of up to this many dims (as oneDNN's GPU shuffle).
+MAX_KERNEL_NDIMS = 6
+#: The data types the generated kernels serve.
+KERNEL_TYPES = ("f32", "f16", "bf16", "s32", "s8", "u8", "f64")
+
+
+class Implementation:
+    """One way to run a problem. ``name`` is what ``Reorder.impl`` shows."""
+
+    name = "?"
+
+    def __init__(self, problem: Problem, engine):
+        self.problem, self.engine = problem, engine
+
+    @classmethod
+    def decline(cls, problem: Problem, engine) -> str | None:
+        """Why this implementation cannot run ``problem`` on ``engine``, or None."""
+        raise NotImplementedError
+
+    @classmethod
+    def create(cls, problem: Problem, engine):
+        """The implementation for ``problem``, or the reason (a str) it declines."""
+        reason = cls.decline(problem, engine)
+        return reason if reason is not None else cls(problem, engine)
+
+    def execute(self, queue, src, dst, wait_for: list):
+        """Enqueue the work on ``queue`` after ``wait_for``; returns its Event
+        (None on the host engine, where the work is done on return)."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return self.name
+
+
+class NothingToDo(Implementation):
+    """A tensor of zero elements: nothing to read or write, nothing to build."""
+
+    name = "none (zero elements)"
+
+    @classmethod
+    def decline(cls, problem, engine):
+        n = problem.src_md.nelems()
+        return None if n == 0 else f"{n} elements to move"
+
+    def execute(self, queue, src, dst, wait_for):
+        if queue is None:
+            return None
+        from .gpu.build import marker
+        return marker(queue, wait_for)
+
+
+class BufferCopy(Implementation):
+    """Same layout and type, nothing to convert: the device copies the bytes."""
+
+    name = "ocl:copy"
+
+    @classmethod
+    def decline(cls, problem, engine):
+        if not engine.is_opencl:
+            return "the host engine has no device buffers"
+        if problem.is_buffer_copy:
+            return None
+        s, d = problem.src_md, problem.dst_md
+        if not problem.moves_bits:
+            return "the values are converted"
+        if problem.shuffle is not None:
+            return "a shuffle moves elements"
+        if s != d:
+            return "the layouts differ"
+        return "the layout has padding, gaps or an offset"
+
+    def execute(self, queue, src, dst, wait_for):
+        from .gpu.build import copy_buffer
+        return copy_buffer(queue, dst.storage, src.storage, self.problem.src_md.size, wait_for)
+
+
+class GeneratedKernel(Implementation):
+    """A kernel generated for the problem (gpu/plan.py, gpu/render.py), built
+    once per context and cached; the attribute values are its arguments."""
+
+    name = "ocl:generated"
+
+    @classmethod
+    def decline(cls, problem, engine):
+        if not engine.is_opencl:
+            return "host engine"
+        if problem.src_md.ndims > MAX_KERNEL_NDIMS:
+            return (f"{problem.src_md.ndims} dims: OpenCL kernels serve up to "
+                    f"{MAX_KERNEL_NDIMS}")
+        for md in (problem.src_md, problem.dst_md):
+            if md.data_type not in KERNEL_TYPES:
+                return f"{md.data_type}: no OpenCL kernel is generated for it yet"
+            if md.data_type == "f64" and not engine.profile.fp64:
+                return "f64: the device lacks cl_khr_fp64"
+        return None
+
+    def __init__(self, problem, engine):
+        super().__init__(problem, engine)
+        from .gpu.build import get_kernel, upload
+        from .gpu.plan import plan_kernel
+
+        self.plan = plan_kernel(problem, engine.profile)
+        self.kernel = get_kernel(engine, self.plan)
+        self.args = []
+        for arg in self.plan.args:
+            value = getattr(problem.attr, arg.field)
+            np_type = np.float32 if arg.c_type == "float" else np.int32
+            if arg.field == "sum_beta":
+                self.args.append(np_type(value))
+            elif arg.per_slice:
+                self.args.append(upload(engine, value.values))
+            else:
+                self.args.append(np_type(value.values[0]))
+
+    def execute(self, queue, src, dst, wait_for):
+        return self.kernel.launch(queue, src.storage, dst.storage, self.args, wait_for)
+
+    def describe(self):
+        return f"{self.name}:{self.plan.name}"
+
+
+def _host_work(problem):
+    def work(region, src_bytes, src_base, dst_bytes, dst_base, written):
+        host_reorder.reorder(problem.src_md, src_bytes, problem.dst_md, dst_bytes,
+                             problem.attr, problem.shuffle, src_base, dst_base, written, region)
+    return work
+
+
+class HostFallback(Implementation):
+    """NumPy on a worker thread, for an OpenCL engine: the bytes come from the
+    device region by region and go back with a masked write; never blocks."""
+
+    name = "host:numpy"
+
+    @classmethod
+    def decline(cls, problem, engine):
+        return None if engine.is_opencl else "the host engine runs NumPy directly"
+
+    def execute(self, queue, src, dst, wait_for):
+        from .gpu import host_fallback
+        p = self.problem
+
+        def regions():
+            return host_reorder.staging_regions(p.src_md, p.dst_md, p.shuffle)
+
+        read_dst = p.attr is not None and p.attr.sum_beta is not None
+        return host_fallback.run(self.engine, queue, src.storage, dst.storage, regions,
+                                 read_dst, _host_work(p), wait_for)
+
+
+class HostNumpy(Implementation):
+    """NumPy on the host engine, at once."""
+
+    name = "host:numpy"
+
+    @classmethod
+    def decline(cls, problem, engine):
+        return "an OpenCL engine" if engine.is_opencl else None
+
+    def execute(self, queue, src, dst, wait_for):
+        p = self.problem
+        host_reorder.reorder(p.src_md, src.storage, p.dst_md, dst.storage, p.attr, p.shuffle)
+        return None
+
+
+#: Tried in order; the first that accepts runs the problem.
+IMPLEMENTATIONS = (NothingToDo, BufferCopy, GeneratedKernel, HostFallback, HostNumpy)
+
+
+def choose(problem: Problem, engine, implementations=IMPLEMENTATIONS):
+    """The first implementation that accepts ``problem`` on ``engine``, and
+    the (name, reason) of each one before it that declined.
+
+    Raises UnimplementedError when none accepts.
+    """
+    declined = []
+    for cls in implementations:
+        chosen = cls.create(problem, engine)
+        if not isinstance(chosen, str):
+            return chosen, declined
+        declined.append((cls.name, chosen))
+    reasons = "; ".join(f"{name}: {why}" for name, why in declined)
+    raise UnimplementedError(f"no implementation runs {problem.name}: {reasons}")

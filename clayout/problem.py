@@ -1,0 +1,69 @@
+"""Problem: one validated reorder or shuffle, as the implementations see it."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .attr import Attr
+from .memory_desc import MemoryDesc
+
+NO_ATTR_KINDS = (None, None, None, None, False)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What to do: read ``src_md``, write ``dst_md``, convert with ``attr``,
+    and for a shuffle read the axis in shuffled order.
+
+    ``shuffle`` is (axis, group) as the kernels read it: destination position
+    u + v * (C / group) takes source position u * group + v along the axis
+    (a backward shuffle is already turned into its forward twin). None for a
+    reorder, and for a shuffle that moves nothing (group 1 or C).
+    """
+
+    kind: str                              # "reorder" or "shuffle"
+    src_md: MemoryDesc
+    dst_md: MemoryDesc
+    attr: Attr | None = None
+    shuffle: tuple[int, int] | None = None
+
+    @property
+    def attr_kinds(self) -> tuple:
+        """The attribute masks (not values): what shapes generated code."""
+        return self.attr.kinds() if self.attr is not None else NO_ATTR_KINDS
+
+    @property
+    def has_attr(self) -> bool:
+        return self.attr_kinds != NO_ATTR_KINDS
+
+    @property
+    def is_empty(self) -> bool:
+        return self.src_md.nelems() == 0
+
+    @property
+    def moves_bits(self) -> bool:
+        """Each destination element is a source element's bits: same type,
+        no attributes (a layout change, a shuffle or a copy)."""
+        return self.src_md.data_type == self.dst_md.data_type and not self.has_attr
+
+    @property
+    def is_buffer_copy(self) -> bool:
+        """The destination's bytes are the source's, byte for byte: same
+        layout and type, nothing to convert or shuffle, no padding or gaps."""
+        s, d = self.src_md, self.dst_md
+        dense = s.size == s.dtype.nbytes(s.nelems())
+        return (self.moves_bits and self.shuffle is None and s == d and dense
+                and not s.is_submemory and s.offset0 == 0)
+
+    @property
+    def name(self) -> str:
+        """A C identifier that tells cases apart: reorder_f32_abcd_to_s8_aBcd16b,
+        shuffle_g4_f32_aBcd16b."""
+        def layout(md):
+            return md.tag or "strided"
+
+        s, d = self.src_md, self.dst_md
+        if self.kind == "shuffle":
+            group = f"g{self.shuffle[1]}" if self.shuffle else "copy"
+            text = f"shuffle_{group}_{s.data_type}_{layout(s)}"
+            return text if layout(d) == layout(s) else f"{text}_to_{layout(d)}"
+        return f"reorder_{s.data_type}_{layout(s)}_to_{d.data_type}_{layout(d)}"
