@@ -1,11 +1,9 @@
 """The NumPy host path: conversions rounded once, and box-by-box work whose
 scratch memory does not grow with the tensor."""
-import fractions
 import itertools
 import math
 import tracemalloc
 
-import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -13,10 +11,7 @@ from hypothesis import strategies as st
 
 import clayout as cly
 from clayout.host import layout
-
-F8 = {"f8_e5m2": ml_dtypes.float8_e5m2, "f8_e4m3": ml_dtypes.float8_e4m3fn,
-      "bf16": ml_dtypes.bfloat16}
-
+from reference import NP, nearest_even
 
 def traced_peak(run) -> int:
     """Peak bytes tracemalloc saw allocated while ``run()`` ran."""
@@ -26,24 +21,6 @@ def traced_peak(run) -> int:
         return tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-
-
-def nearest_even(x: float, dt: str):
-    """Independent reference: the finite value of type dt nearest to x (exact
-    arithmetic), ties to the code with an even last bit. For |x| within range."""
-    bits = 16 if dt == "bf16" else 8
-    codes = np.arange(2 ** bits, dtype=np.uint16 if bits == 16 else np.uint8)
-    values = codes.view(F8[dt]).astype(np.float64)
-    finite = np.isfinite(values)
-    negative = math.copysign(1, x) < 0
-    best = None
-    for code, value in zip(codes[finite], values[finite]):
-        distance = abs(fractions.Fraction(x) - fractions.Fraction(float(value)))
-        # A tie goes to the even code; zero keeps the sign of x.
-        key = (distance, int(code) & 1, (int(code) >> (bits - 1)) != negative)
-        if best is None or key < best[0]:
-            best = (key, code)
-    return np.array([best[1]]).astype(codes.dtype).view(F8[dt])[0]
 
 
 def reorder_f64(engine, values, dt):
@@ -71,7 +48,7 @@ def test_f64_rounds_once(engine, dt, x, want):
 def near_ties(draw, dt):
     """Midpoints between neighbouring values of dt, nudged by far less than
     an f32 ulp: where rounding through f32 first goes wrong."""
-    finite = np.arange(0, 0x7F, dtype=np.uint8).view(F8[dt]).astype(np.float64)
+    finite = np.arange(0, 0x7F, dtype=np.uint8).view(NP[dt]).astype(np.float64)
     finite = np.unique(finite[np.isfinite(finite)])
     i = draw(st.integers(0, len(finite) - 2))
     middle = (finite[i] + finite[i + 1]) / 2

@@ -4,25 +4,9 @@ import numpy as np
 import pytest
 
 import clayout as cly
+from reference import assert_padding_zero, assert_same, random_bits
 
 ALL_TYPES = ["f32", "f16", "bf16", "s32", "s8", "u8", "f64", "f8_e5m2", "f8_e4m3", "s4", "u4"]
-NP = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16, "s32": np.int32,
-      "s8": np.int8, "u8": np.uint8, "f64": np.float64, "f8_e5m2": ml_dtypes.float8_e5m2,
-      "f8_e4m3": ml_dtypes.float8_e4m3fn, "s4": ml_dtypes.int4, "u4": ml_dtypes.uint4}
-
-
-def random_values(dt, shape, rng):
-    """Random values of type dt, including every bit pattern for the small types."""
-    np_dt = np.dtype(NP[dt])
-    if dt in ("s4", "u4"):
-        lo, hi = (-8, 8) if dt == "s4" else (0, 16)
-        return rng.integers(lo, hi, size=shape).astype(np_dt)
-    bits = rng.integers(0, 256, size=shape + (np_dt.itemsize,), dtype=np.uint8)
-    return bits.view(np_dt).reshape(shape)
-
-
-def same_bits(a, b):
-    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
 
 
 @pytest.mark.parametrize("dt", ALL_TYPES)
@@ -30,9 +14,9 @@ def same_bits(a, b):
 def test_round_trip_is_bit_exact(engine, dt, tag):
     rng = np.random.default_rng(7)
     md = cly.MemoryDesc((3, 19, 2, 5), dt, tag=tag)
-    values = random_values(dt, md.dims, rng)  # NaN payloads included for floats
+    values = random_bits(dt, md.dims, rng)  # NaN payloads included for floats
     mem = cly.Memory.from_numpy(md, engine, values)
-    assert same_bits(mem.to_numpy(), values)
+    assert_same(mem.to_numpy(), values)
     assert mem.raw().size == md.size
 
 
@@ -47,6 +31,7 @@ def test_physical_bytes_follow_the_layout(engine):
     for n, c, h, w in np.ndindex(*md.dims):
         expect[n * 128 + (c // 16) * 64 + h * 32 + w * 16 + c % 16] = values[n, c, h, w]
     np.testing.assert_array_equal(raw, expect)
+    assert_padding_zero(raw, md.dims, "nChw16c", "s32")
 
 
 def test_packed_types_put_the_first_element_in_the_low_nibble(engine):
@@ -59,9 +44,9 @@ def test_raw_in_and_out(engine):
     md = cly.MemoryDesc((4, 8), "u8", strides=(10, 1))  # gaps of 2 bytes per row
     raw = np.arange(md.size, dtype=np.uint8)
     mem = cly.Memory(md, engine, raw=raw)
-    assert same_bits(mem.raw(), raw)
+    assert_same(mem.raw(), raw)
     expect = np.array([[10 * r + c for c in range(8)] for r in range(4)], dtype=np.uint8)
-    assert same_bits(mem.to_numpy(), expect)
+    assert_same(mem.to_numpy(), expect)
 
 
 def test_new_memory_is_zero_filled(engine):
@@ -75,7 +60,7 @@ def test_submemory_shares_the_parent_buffer(engine):
     parent = cly.Memory.from_numpy(parent_md, engine, values)
     sub_md = parent_md.submemory((2, 16, 3, 3), (0, 16, 0, 0))
     sub = cly.Memory(sub_md, engine, buffer=parent)
-    assert same_bits(sub.to_numpy(), values[:, 16:])
+    assert_same(sub.to_numpy(), values[:, 16:])
 
 
 def test_zero_size_memory(engine):
@@ -95,8 +80,8 @@ def test_pyopencl_buffer_and_array_are_shared(cl_engine):
     queue.finish()
     # The array's bytes read through the 'ba' layout: element (r, c) at c*4 + r.
     expect = host.reshape(6, 4).T
-    assert same_bits(cly.Memory(md, cl_engine, buffer=array).to_numpy(), expect)
-    assert same_bits(cly.Memory(md, cl_engine, buffer=array.data).to_numpy(), expect)
+    assert_same(cly.Memory(md, cl_engine, buffer=array).to_numpy(), expect)
+    assert_same(cly.Memory(md, cl_engine, buffer=array.data).to_numpy(), expect)
 
 
 @pytest.mark.parametrize("make, words", [

@@ -3,8 +3,9 @@ and the blocking structure (padded dims, strides, inner blocks) each tag gives.
 
 Every expected value below was worked out by hand from the rules in
 DESIGN.md section 3 (the arithmetic is in the comments where it is not
-obvious). The only computed expectations are in the hypothesis tests, where
-a small reference written here (``ref_layout``/``ref_offsets``) stands in.
+obvious). The only computed expectations are in the hypothesis tests and in
+the strides of plain tags, where the tests' independent reference
+(tests/reference.py: ``blocking``, ``blocked_offsets``) stands in.
 """
 
 import math
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 
 import clayout as cly
 from clayout.tags import expand_tag
+from reference import Blocking, blocked_offsets, blocking
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "memory-formats.md"
 
@@ -33,39 +35,6 @@ def assert_names(excinfo, value):
     if isinstance(value, (tuple, list)):
         forms |= {str(tuple(value)), str(list(value)), "x".join(map(str, value))}
     assert any(f in msg for f in forms), f"message {msg!r} does not name {value!r}"
-
-
-def plain_strides(tag, dims):
-    """Dense strides of a plain abstract tag: innermost letter has stride 1."""
-    strides = [0] * len(dims)
-    s = 1
-    for letter in reversed(tag):
-        d = ord(letter) - ord("a")
-        strides[d] = s
-        s *= max(1, dims[d])
-    return tuple(strides)
-
-
-def ref_offsets(idx, strides, inner_blks, inner_idxs):
-    """Offsets of an (N, ndims) array of padded indices, from a blocking
-    descriptor: outer part sum((i_d // B_d) * strides[d]); the inner part
-    peels each dim's blocks from the innermost block outwards."""
-    idx = np.asarray(idx, dtype=np.int64)
-    nd = idx.shape[1]
-    blk = [1] * nd
-    for b, d in zip(inner_blks, inner_idxs):
-        blk[d] *= b
-    off = np.zeros(idx.shape[0], dtype=np.int64)
-    rem = []
-    for d in range(nd):
-        off += (idx[:, d] // blk[d]) * strides[d]
-        rem.append(idx[:, d] % blk[d])
-    scale = 1
-    for b, d in reversed(list(zip(inner_blks, inner_idxs))):
-        off += (rem[d] % b) * scale
-        rem[d] = rem[d] // b
-        scale *= b
-    return off
 
 
 def padded_index_space(padded_dims):
@@ -190,7 +159,7 @@ def test_alias_maps_to_listed_abstract_tag(alias, abstract):
     b = cly.MemoryDesc(dims, "f32", tag=abstract)
     assert a == b
     assert hash(a) == hash(b)
-    assert a.strides == plain_strides(abstract, dims)
+    assert a.strides == blocking(dims, abstract).strides
     assert a.inner_blks == () and a.inner_idxs == ()
     assert expand_tag(alias, len(dims)) == abstract
 
@@ -201,7 +170,7 @@ def test_plain_abstract_tags_of_the_seed(tag):
     md = cly.MemoryDesc(dims, "f32", tag=tag)
     assert md.format_kind == "blocked"
     assert md.dims == dims and md.padded_dims == dims
-    assert md.strides == plain_strides(tag, dims)
+    assert md.strides == blocking(dims, tag).strides
     assert md.inner_blks == () and md.inner_idxs == ()
     assert md.tag == tag
     assert expand_tag(tag, len(tag)) == tag
@@ -383,7 +352,8 @@ def test_tag_offsets_are_a_bijection(tag, dims, padded, strides, blks, idxs):
     idx = padded_index_space(padded)
     got = lib_offsets(md, idx)
     # against the hand-written descriptor ...
-    np.testing.assert_array_equal(got, ref_offsets(idx, strides, blks, idxs))
+    want = blocked_offsets(idx.T, Blocking(padded, strides, blks, idxs))
+    np.testing.assert_array_equal(got, want)
     # ... and dense: every element of [0, size/4) exactly once
     np.testing.assert_array_equal(np.sort(got), np.arange(md.size // 4))
 
@@ -543,27 +513,8 @@ def test_expand_tag_rejects_bad_tags():
 
 
 # --------------------------------------------------------------------------
-# property-based: random abstract tags against the reference above
+# property-based: random abstract tags against the reference
 # --------------------------------------------------------------------------
-
-
-def ref_layout(tag, dims):
-    """padded_dims, strides, inner_blks, inner_idxs of an abstract tag."""
-    m = re.fullmatch(r"([a-lA-L]+)((?:\d+[a-l])*)", tag)
-    outer, tail = m.group(1), m.group(2)
-    blocks = [(int(n), ord(c) - 97) for n, c in re.findall(r"(\d+)([a-l])", tail)]
-    nd = len(dims)
-    blk = [1] * nd
-    for b, d in blocks:
-        blk[d] *= b
-    padded = [-(-dims[d] // blk[d]) * blk[d] for d in range(nd)]
-    strides = [0] * nd
-    s = math.prod(b for b, _ in blocks)
-    for ch in reversed(outer):
-        d = ord(ch.lower()) - 97
-        strides[d] = s
-        s *= max(1, padded[d] // blk[d])
-    return tuple(padded), tuple(strides), tuple(b for b, _ in blocks), tuple(d for _, d in blocks)
 
 
 @st.composite
@@ -584,7 +535,7 @@ def blocked_tags(draw):
 @given(blocked_tags())
 def test_random_tags_against_reference(case):
     tag, dims = case
-    padded, strides, blks, idxs = ref_layout(tag, dims)
+    padded, strides, blks, idxs = blocking(dims, tag)
     assume(math.prod(padded) <= 1024)
     md = cly.MemoryDesc(dims, "f32", tag=tag)
     assert md.padded_dims == padded
@@ -594,7 +545,8 @@ def test_random_tags_against_reference(case):
     assert md.size == math.prod(padded) * 4
     idx = padded_index_space(padded)
     got = lib_offsets(md, idx)
-    np.testing.assert_array_equal(got, ref_offsets(idx, strides, blks, idxs))
+    want = blocked_offsets(idx.T, Blocking(padded, strides, blks, idxs))
+    np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(np.sort(got), np.arange(math.prod(padded)))
     assert md.matches_tag(tag)
 
@@ -606,8 +558,8 @@ def test_random_plain_tags(case):
     letters, dims = case
     tag, dims = "".join(letters), tuple(dims)
     md = cly.MemoryDesc(dims, "f32", tag=tag)
-    assert md.strides == plain_strides(tag, dims)
+    assert md.strides == blocking(dims, tag).strides
     assert md.tag == tag  # every dim >= 2, so the tag is unique
-    by_strides = cly.MemoryDesc(dims, "f32", strides=plain_strides(tag, dims))
+    by_strides = cly.MemoryDesc(dims, "f32", strides=blocking(dims, tag).strides)
     assert by_strides == md
     assert by_strides.tag == tag
