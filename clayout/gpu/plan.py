@@ -339,7 +339,13 @@ def plan_kernel(problem: Problem, profile: DeviceProfile) -> KernelPlan:
     # (the old destination would be read transposed), not in double.
     transposable = (shuffle is None and not kinds[4] and compute == "float"
                     and (problem.moves_bits or dst_md.data_type != "f16"))
-    blocked = _block_transpose(src_md, levels, special, tuning) if transposable else None
+    # The loaded vectors may run along a masked dim when its values are
+    # consecutive in every per-slice array (the mask's last dim): they are
+    # then loaded as vectors too (per-channel scales for nChw16c -> nchw).
+    lanes_ok = {d for d in range(dst_md.ndims) if d not in padded and all(
+        not (mask and mask >> d & 1) or mask.bit_length() - 1 == d for mask in kinds[:4])}
+    blocked = (_block_transpose(src_md, levels, special - lanes_ok, tuning)
+               if transposable else None)
     run = 1
     if blocked:
         levels, block = blocked

@@ -180,10 +180,14 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
     padding = " || ".join(f"i{d} >= {c.lit(dst.dims[d])}" for d in needed
                           if dst.own_padded_dims[d] != dst.dims[d])
 
-    slice_index = {}
+    slice_index, lane_args = {}, set()
+    lanes = levels[last - 1] if plan.block else None
     for arg in plan.args:
         if arg.per_slice:
-            slice_index[arg.name] = _slice_index(c, _mask_of(plan, arg), dst.dims)
+            mask = _mask_of(plan, arg)
+            slice_index[arg.name] = _slice_index(c, mask, dst.dims)
+            if lanes is not None and not lanes.merged and mask >> lanes.dims[0] & 1:
+                lane_args.add(arg.name)  # one value per lane: loaded as a vector
 
     sdt, ddt = src.data_type, dst.data_type
     no_attr = plan.attr_kinds == NO_ATTR_KINDS
@@ -206,7 +210,7 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
         lit=c.lit, indent=indent, declaration=declaration, storage=STORAGE,
         src_type=STORAGE[sdt], dst_type=STORAGE[ddt], src_dt=sdt, dst_dt=ddt, ct=plan.compute,
         args={a.field: a for a in plan.args},
-        slice_index=slice_index, items=plan.items, chunks=plan.chunks, vec=vec,
+        slice_index=slice_index, lane_args=lane_args, items=plan.items, chunks=plan.chunks, vec=vec,
         block=plan.block, vector=plan.vector, run_loop=second.extent if second else 0,
         decomposition=decomposition, bases=bases, element=element,
         s_off=c.sum(["s_base"] + s_terms), d_off=c.sum(["d_base"] + d_terms), padding=padding,

@@ -84,8 +84,13 @@ vstore${n}(${to_storage(dt, x, n)}, 0, dst + ${off});
 % endif
 </%def>\
 <%def name="attr_value(arg)">\
-## An attribute's value for the current element, in the compute type.
-% if arg.per_slice:
+## An attribute's value for the current element, in the compute type (a
+## vector of one value per lane when it varies along the loaded vector).
+% if arg.name in lane_args and arg.c_type == ct:
+vload${block}(0, ${arg.name} + ${slice_index[arg.name]})\
+% elif arg.name in lane_args:
+convert_${ct}${block}(vload${block}(0, ${arg.name} + ${slice_index[arg.name]}))\
+% elif arg.per_slice:
 (${ct})${arg.name}[${slice_index[arg.name]}]\
 % else:
 (${ct})${arg.name}\
