@@ -183,3 +183,23 @@ def test_work_groups_respect_the_kernel_limit(cl_engine, monkeypatch):
     monkeypatch.setattr(type(fresh.kernel), "get_work_group_info", lambda *a: 3)
     (global_size,), (local,) = fresh.ndrange()
     assert local == 3 and global_size % 3 == 0 and global_size >= kernel.plan.launch_items
+
+
+def test_gpu_profile_kernels_that_loop_over_items_are_exact(cl_engine, monkeypatch):
+    """CLAYOUT_STRATEGY=gpu plans big launches as fewer work-items that each
+    run several items spaced by the global size; results stay exact."""
+    monkeypatch.setenv("CLAYOUT_STRATEGY", "gpu")
+    engine = cly.Engine("opencl", device=cl_engine.device)
+    dims = (8, 64, 64, 64)
+    values = np.random.default_rng(5).standard_normal(dims, dtype=np.float32)
+    src_md = cly.MemoryDesc(dims, "f32", tag="nchw")
+    src = cly.Memory.from_numpy(src_md, engine, values)
+    for dst_md, want in ((cly.MemoryDesc(dims, "f16", tag="nchw"), values.astype(np.float16)),
+                         (cly.MemoryDesc(dims, "f32", tag="nhwc"), values)):
+        r = cly.Reorder(src_md, dst_md, engine=engine)
+        assert r._implementation.plan.strategy == "gpu" and r._implementation.plan.chunks > 1
+        dst = cly.Memory(dst_md, engine)
+        stream = cly.Stream(engine)
+        r.execute(stream, src, dst)
+        stream.wait()
+        assert dst.to_numpy().tobytes() == want.tobytes()

@@ -150,12 +150,14 @@ def test_huge_tensors_get_64_bit_offsets():
     assert not plan.wide_index and "const uint item" in code and "UL" not in code
 
 
-def test_small_tensors_get_fewer_items_that_do_more():
-    weights = (256, 256, 3, 3)
-    plan = plan_of(md(weights, "f32", "oihw"), md(weights, "f32", "OIhw4i16o4i"))
-    assert plan.run == 2 and plan.vec * plan.levels[-2].extent == 64
-    tiny = (2, 3)
-    assert plan_of(md(tiny, "f32", "ab"), md(tiny, "f32", "ba")).chunks == 1
+def test_big_launches_on_a_gpu_profile_loop_over_items():
+    big = (8, 256, 56, 56)
+    problem = Problem("reorder", md(big, "f32", "nchw"), md(big, "f16", "nchw"))
+    gpu = plan_kernel(problem, CPU_PROFILE.with_strategy("gpu"))
+    assert gpu.chunks > 1 and gpu.launch_items * gpu.chunks >= gpu.items
+    assert "get_global_id(0) + chunk * (uint)get_global_size(0)" in render_kernel(gpu)
+    # On PoCL, items spaced by the global size measured 2x slower: one each.
+    assert plan_kernel(problem, CPU_PROFILE).chunks == 1
 
 
 def test_f64_enables_the_extension_and_computes_in_double():

@@ -13,8 +13,7 @@ work-item moves its elements:
 - ``block``: the destination's innermost loop strides through the source:
   B vectors loaded along the source, converted, transposed in registers and
   stored as B vectors along the destination;
-- otherwise element by element over a run of the innermost loop (and, when
-  that loop is short, the whole of the next one).
+- otherwise element by element over a run of the innermost loop.
 
 Each work-item then repeats this for ``chunks`` items spaced by the global
 size, so that a launch has about as many work-items as the device runs well.
@@ -28,10 +27,6 @@ from dataclasses import dataclass
 from ..memory_desc import MemoryDesc
 from ..problem import Problem
 from .profile import DeviceProfile
-
-#: Destination elements one work-item's element loops write at most.
-RUN = 64
-
 
 @dataclass(frozen=True)
 class Term:
@@ -130,7 +125,6 @@ class KernelPlan:
     shuffle: tuple[int, int] | None   # (axis, group): read the axis in shuffled order
     levels: tuple[Level, ...]
     vec: int                          # elements of the innermost loop per work-item
-    run: int                          # 2: the item also runs all of the next-inner loop
     items: int                        # work-items needed with chunks == 1
     chunks: int                       # items each work-item runs, spaced by the global size
     wide_index: bool                  # 64-bit offsets
@@ -346,7 +340,6 @@ def plan_kernel(problem: Problem, profile: DeviceProfile) -> KernelPlan:
         not (mask and mask >> d & 1) or mask.bit_length() - 1 == d for mask in kinds[:4])}
     blocked = (_block_transpose(src_md, levels, special - lanes_ok, tuning)
                if transposable else None)
-    run = 1
     if blocked:
         levels, block = blocked
         # The block's B source steps live inside the work-item, not in its number.
@@ -360,23 +353,17 @@ def plan_kernel(problem: Problem, profile: DeviceProfile) -> KernelPlan:
         if tiled:
             fastest = (fastest[1], fastest[0]) + fastest[2:]
         inner = levels[-1]
+        # Measured on PoCL: a work-item that also ran the next loop out (64
+        # elements for OIhw4i16o4i) was 1.8x slower than 4 elements per item.
         vec = next(v for v in (16, 8, 4, 2, 1) if inner.extent % v == 0)
-        # A short innermost loop: the item also runs the next loop out, so that
-        # it writes a run of up to RUN elements (one index split, not several).
-        if (not tiled and vec == inner.extent and len(levels) > 1
-                and vec * levels[-2].extent <= RUN and levels[-2].dst_stride == inner.extent):
-            run = 2
     inner = levels[-1]
     items = math.prod(lv.extent for lv in levels) // vec // max(block, 1)
-    if run == 2:
-        items //= levels[-2].extent
-        fastest = tuple(j for j in fastest if j != len(levels) - 2)
     # Whole vectors where both sides are contiguous along the innermost loop
     # (measured on PoCL, f32->s8: 8.7 ms against 13.7 ms). A merged loop holds
     # no dim whose index matters (shuffle axis, masks, padding), so those stay
     # the same across the vector.
     vector = (not block and vec > 1 and inner.merged and inner.src_stride == 1
-              and inner.dst_stride == 1 and run == 1
+              and inner.dst_stride == 1
               and not src_md.dtype.packed and not dst_md.dtype.packed
               and not (dst_md.data_type == "bf16" and compute == "double"))
     span = max(src_md.size // max(1, src_md.dtype.bits // 8) + src_md.offset0,
@@ -385,7 +372,7 @@ def plan_kernel(problem: Problem, profile: DeviceProfile) -> KernelPlan:
     chunks = _chunks(items, profile)
     work_group = min(tuning.work_group, profile.max_work_group_size)
     return KernelPlan(problem.name, profile.strategy, src_md, dst_md, kinds, shuffle,
-                      tuple(levels), vec, run, items, chunks, span >= 2**31, compute,
+                      tuple(levels), vec, items, chunks, span >= 2**31, compute,
                       frozenset(linear), fastest, _kernel_args(kinds), work_group,
                       block, vector)
 

@@ -86,13 +86,10 @@ class _Expressions:
 
 
 def _work(plan: KernelPlan) -> str:
-    levels = plan.levels
     if plan.block:
         text = f"transposes a {plan.block}x{plan.block} block in registers"
     elif plan.vector:
         text = f"moves {plan.vec} consecutive elements as one vector"
-    elif plan.run == 2:
-        text = f"writes {levels[-2].extent} x {plan.vec} consecutive elements one by one"
     else:
         text = f"writes {plan.vec} consecutive elements one by one"
     if plan.chunks > 1:
@@ -115,9 +112,6 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
     levels, vec = plan.levels, plan.vec
     last = len(levels) - 1
     inner = levels[last]
-    # Loops inside the work-item: the innermost (step k), and either the
-    # block's lanes or, for a run, the whole next loop (step k1).
-    second = levels[last - 1] if plan.run == 2 else None
 
     def var(j):
         return f"l{j}c" if j == last else f"l{j}"
@@ -154,14 +148,10 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
 
     # Per element: logical indices, source indices named once, the offsets.
     element, s_terms = [], [c.times("k", inner.src_stride) if inner.merged else None]
-    if second is not None and second.merged:
-        s_terms.append(c.times("k1", second.src_stride))
     for d in needed:
         steps = [f"i{d}_base"]
         if inner.dims == (d,) and not inner.merged:
             steps.append(c.times("k", inner.mult))
-        if second is not None and second.dims == (d,) and not second.merged:
-            steps.append(c.times("k1", second.mult))
         element.append((f"i{d}", c.sum(steps)))
         p = f"i{d}"
         if plan.shuffle and plan.shuffle[0] == d:
@@ -175,8 +165,6 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
             p = f"p{d}"
         s_terms += [c.term(p, t) for t in terms]
     d_terms = [c.times("k", inner.dst_stride)]
-    if second is not None:
-        d_terms.append(c.times("k1", second.dst_stride))
     padding = " || ".join(f"i{d} >= {c.lit(dst.dims[d])}" for d in needed
                           if dst.own_padded_dims[d] != dst.dims[d])
 
@@ -211,7 +199,7 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
         src_type=STORAGE[sdt], dst_type=STORAGE[ddt], src_dt=sdt, dst_dt=ddt, ct=plan.compute,
         args={a.field: a for a in plan.args},
         slice_index=slice_index, lane_args=lane_args, items=plan.items, chunks=plan.chunks, vec=vec,
-        block=plan.block, vector=plan.vector, run_loop=second.extent if second else 0,
+        block=plan.block, vector=plan.vector,
         decomposition=decomposition, bases=bases, element=element,
         s_off=c.sum(["s_base"] + s_terms), d_off=c.sum(["d_base"] + d_terms), padding=padding,
         bit_copy=bit_copy, saturate_only=no_attr and sdt in INTEGERS and ddt in INTEGERS,

@@ -176,15 +176,6 @@ const ${idx} d_off = ${d_off};
 </%def>\
 <%def name="elements()">\
 ## Element by element over the work-item's run of the destination.
-% if run_loop:
-for (int k1 = 0; k1 < ${run_loop}; ++k1) {
-${indent(capture(element_loop), 4)}\
-}
-% else:
-${element_loop()}\
-% endif
-</%def>\
-<%def name="element_loop()">\
 for (int k = 0; k < ${vec}; ++k) {
 ${indent(capture(element_offsets, True), 4)}\
 % if padding:

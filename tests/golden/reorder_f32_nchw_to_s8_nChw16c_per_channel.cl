@@ -1,98 +1,96 @@
 // clayout reorder: f32 abcd 8x256x56x56 -> s8 aBcd16b 8x256x56x56
-// Each work-item transposes a 8x8 block in registers, for each of 8 items spaced by the global size.
+// Each work-item transposes a 8x8 block in registers.
 // Loops, outermost first: a:8 b:16 cd:392 cd:8 b:16
 #pragma OPENCL FP_CONTRACT OFF
 
 __kernel void reorder_f32_abcd_to_s8_aBcd16b(__global const float *restrict src,
         __global char *restrict dst, __global const float *restrict src_scales)
 {
-    for (int chunk = 0; chunk < 8; ++chunk) {
-        const uint item = get_global_id(0) + chunk * (uint)get_global_size(0);
-        if (item >= 100352u)
-            return;
-        uint rest = item;
-        const uint l4c = rest % 2u;
-        rest /= 2u;
-        const uint l2 = rest % 392u;
-        rest /= 392u;
-        const uint l1 = rest % 16u;
-        rest /= 16u;
-        const uint l0 = rest;
-        const uint i1_base = l1 * 16u + l4c * 8u;
-        const uint d_base = l2 * 128u + l1 * 50176u + l0 * 802816u + l4c * 8u;
-        const uint s_base = l2 * 8u + l0 * 802816u;
-        char8 r0, r1, r2, r3, r4, r5, r6, r7;
-        {
-            const int k = 0;
-            const uint i1 = i1_base + k;
-            const uint s_off = s_base + i1 * 3136u;
-            float8 x = vload8(0, src + s_off);
-            x = (float)src_scales[i1] * x;
-            r0 = convert_char8(as_int8(clamp(select(x, (float8)0, isnan(x)), -128.0f, 127.0f) + 12582912.0f) - 0x4b400000);
-        }
-        {
-            const int k = 1;
-            const uint i1 = i1_base + k;
-            const uint s_off = s_base + i1 * 3136u;
-            float8 x = vload8(0, src + s_off);
-            x = (float)src_scales[i1] * x;
-            r1 = convert_char8(as_int8(clamp(select(x, (float8)0, isnan(x)), -128.0f, 127.0f) + 12582912.0f) - 0x4b400000);
-        }
-        {
-            const int k = 2;
-            const uint i1 = i1_base + k;
-            const uint s_off = s_base + i1 * 3136u;
-            float8 x = vload8(0, src + s_off);
-            x = (float)src_scales[i1] * x;
-            r2 = convert_char8(as_int8(clamp(select(x, (float8)0, isnan(x)), -128.0f, 127.0f) + 12582912.0f) - 0x4b400000);
-        }
-        {
-            const int k = 3;
-            const uint i1 = i1_base + k;
-            const uint s_off = s_base + i1 * 3136u;
-            float8 x = vload8(0, src + s_off);
-            x = (float)src_scales[i1] * x;
-            r3 = convert_char8(as_int8(clamp(select(x, (float8)0, isnan(x)), -128.0f, 127.0f) + 12582912.0f) - 0x4b400000);
-        }
-        {
-            const int k = 4;
-            const uint i1 = i1_base + k;
-            const uint s_off = s_base + i1 * 3136u;
-            float8 x = vload8(0, src + s_off);
-            x = (float)src_scales[i1] * x;
-            r4 = convert_char8(as_int8(clamp(select(x, (float8)0, isnan(x)), -128.0f, 127.0f) + 12582912.0f) - 0x4b400000);
-        }
-        {
-            const int k = 5;
-            const uint i1 = i1_base + k;
-            const uint s_off = s_base + i1 * 3136u;
-            float8 x = vload8(0, src + s_off);
-            x = (float)src_scales[i1] * x;
-            r5 = convert_char8(as_int8(clamp(select(x, (float8)0, isnan(x)), -128.0f, 127.0f) + 12582912.0f) - 0x4b400000);
-        }
-        {
-            const int k = 6;
-            const uint i1 = i1_base + k;
-            const uint s_off = s_base + i1 * 3136u;
-            float8 x = vload8(0, src + s_off);
-            x = (float)src_scales[i1] * x;
-            r6 = convert_char8(as_int8(clamp(select(x, (float8)0, isnan(x)), -128.0f, 127.0f) + 12582912.0f) - 0x4b400000);
-        }
-        {
-            const int k = 7;
-            const uint i1 = i1_base + k;
-            const uint s_off = s_base + i1 * 3136u;
-            float8 x = vload8(0, src + s_off);
-            x = (float)src_scales[i1] * x;
-            r7 = convert_char8(as_int8(clamp(select(x, (float8)0, isnan(x)), -128.0f, 127.0f) + 12582912.0f) - 0x4b400000);
-        }
-        vstore8((char8)(r0.s0, r1.s0, r2.s0, r3.s0, r4.s0, r5.s0, r6.s0, r7.s0), 0, dst + d_base);
-        vstore8((char8)(r0.s1, r1.s1, r2.s1, r3.s1, r4.s1, r5.s1, r6.s1, r7.s1), 0, dst + d_base + 16u);
-        vstore8((char8)(r0.s2, r1.s2, r2.s2, r3.s2, r4.s2, r5.s2, r6.s2, r7.s2), 0, dst + d_base + 32u);
-        vstore8((char8)(r0.s3, r1.s3, r2.s3, r3.s3, r4.s3, r5.s3, r6.s3, r7.s3), 0, dst + d_base + 48u);
-        vstore8((char8)(r0.s4, r1.s4, r2.s4, r3.s4, r4.s4, r5.s4, r6.s4, r7.s4), 0, dst + d_base + 64u);
-        vstore8((char8)(r0.s5, r1.s5, r2.s5, r3.s5, r4.s5, r5.s5, r6.s5, r7.s5), 0, dst + d_base + 80u);
-        vstore8((char8)(r0.s6, r1.s6, r2.s6, r3.s6, r4.s6, r5.s6, r6.s6, r7.s6), 0, dst + d_base + 96u);
-        vstore8((char8)(r0.s7, r1.s7, r2.s7, r3.s7, r4.s7, r5.s7, r6.s7, r7.s7), 0, dst + d_base + 112u);
+    const uint item = get_global_id(0);
+    if (item >= 100352u)
+        return;
+    uint rest = item;
+    const uint l4c = rest % 2u;
+    rest /= 2u;
+    const uint l2 = rest % 392u;
+    rest /= 392u;
+    const uint l1 = rest % 16u;
+    rest /= 16u;
+    const uint l0 = rest;
+    const uint i1_base = l1 * 16u + l4c * 8u;
+    const uint d_base = l2 * 128u + l1 * 50176u + l0 * 802816u + l4c * 8u;
+    const uint s_base = l2 * 8u + l0 * 802816u;
+    char8 r0, r1, r2, r3, r4, r5, r6, r7;
+    {
+        const int k = 0;
+        const uint i1 = i1_base + k;
+        const uint s_off = s_base + i1 * 3136u;
+        float8 x = vload8(0, src + s_off);
+        x = (float)src_scales[i1] * x;
+        r0 = convert_char8(as_int8(clamp(select(x, (float8)0, isnan(x)), -128.0f, 127.0f) + 12582912.0f) - 0x4b400000);
     }
+    {
+        const int k = 1;
+        const uint i1 = i1_base + k;
+        const uint s_off = s_base + i1 * 3136u;
+        float8 x = vload8(0, src + s_off);
+        x = (float)src_scales[i1] * x;
+        r1 = convert_char8(as_int8(clamp(select(x, (float8)0, isnan(x)), -128.0f, 127.0f) + 12582912.0f) - 0x4b400000);
+    }
+    {
+        const int k = 2;
+        const uint i1 = i1_base + k;
+        const uint s_off = s_base + i1 * 3136u;
+        float8 x = vload8(0, src + s_off);
+        x = (float)src_scales[i1] * x;
+        r2 = convert_char8(as_int8(clamp(select(x, (float8)0, isnan(x)), -128.0f, 127.0f) + 12582912.0f) - 0x4b400000);
+    }
+    {
+        const int k = 3;
+        const uint i1 = i1_base + k;
+        const uint s_off = s_base + i1 * 3136u;
+        float8 x = vload8(0, src + s_off);
+        x = (float)src_scales[i1] * x;
+        r3 = convert_char8(as_int8(clamp(select(x, (float8)0, isnan(x)), -128.0f, 127.0f) + 12582912.0f) - 0x4b400000);
+    }
+    {
+        const int k = 4;
+        const uint i1 = i1_base + k;
+        const uint s_off = s_base + i1 * 3136u;
+        float8 x = vload8(0, src + s_off);
+        x = (float)src_scales[i1] * x;
+        r4 = convert_char8(as_int8(clamp(select(x, (float8)0, isnan(x)), -128.0f, 127.0f) + 12582912.0f) - 0x4b400000);
+    }
+    {
+        const int k = 5;
+        const uint i1 = i1_base + k;
+        const uint s_off = s_base + i1 * 3136u;
+        float8 x = vload8(0, src + s_off);
+        x = (float)src_scales[i1] * x;
+        r5 = convert_char8(as_int8(clamp(select(x, (float8)0, isnan(x)), -128.0f, 127.0f) + 12582912.0f) - 0x4b400000);
+    }
+    {
+        const int k = 6;
+        const uint i1 = i1_base + k;
+        const uint s_off = s_base + i1 * 3136u;
+        float8 x = vload8(0, src + s_off);
+        x = (float)src_scales[i1] * x;
+        r6 = convert_char8(as_int8(clamp(select(x, (float8)0, isnan(x)), -128.0f, 127.0f) + 12582912.0f) - 0x4b400000);
+    }
+    {
+        const int k = 7;
+        const uint i1 = i1_base + k;
+        const uint s_off = s_base + i1 * 3136u;
+        float8 x = vload8(0, src + s_off);
+        x = (float)src_scales[i1] * x;
+        r7 = convert_char8(as_int8(clamp(select(x, (float8)0, isnan(x)), -128.0f, 127.0f) + 12582912.0f) - 0x4b400000);
+    }
+    vstore8((char8)(r0.s0, r1.s0, r2.s0, r3.s0, r4.s0, r5.s0, r6.s0, r7.s0), 0, dst + d_base);
+    vstore8((char8)(r0.s1, r1.s1, r2.s1, r3.s1, r4.s1, r5.s1, r6.s1, r7.s1), 0, dst + d_base + 16u);
+    vstore8((char8)(r0.s2, r1.s2, r2.s2, r3.s2, r4.s2, r5.s2, r6.s2, r7.s2), 0, dst + d_base + 32u);
+    vstore8((char8)(r0.s3, r1.s3, r2.s3, r3.s3, r4.s3, r5.s3, r6.s3, r7.s3), 0, dst + d_base + 48u);
+    vstore8((char8)(r0.s4, r1.s4, r2.s4, r3.s4, r4.s4, r5.s4, r6.s4, r7.s4), 0, dst + d_base + 64u);
+    vstore8((char8)(r0.s5, r1.s5, r2.s5, r3.s5, r4.s5, r5.s5, r6.s5, r7.s5), 0, dst + d_base + 80u);
+    vstore8((char8)(r0.s6, r1.s6, r2.s6, r3.s6, r4.s6, r5.s6, r6.s6, r7.s6), 0, dst + d_base + 96u);
+    vstore8((char8)(r0.s7, r1.s7, r2.s7, r3.s7, r4.s7, r5.s7, r6.s7, r7.s7), 0, dst + d_base + 112u);
 }
