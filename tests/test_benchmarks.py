@@ -8,17 +8,20 @@ import pytest
 BENCH = pathlib.Path(__file__).parents[1] / "benchmarks"
 
 
-@pytest.mark.parametrize("script, cases", [
-    ("bench_reorder.py", ["device copy kernel", "nchw->nhwc", "nChw16c->nchw", "f32->s8 scale",
-                          "f32->f16"]),
-    ("bench_shuffle.py", ["device copy kernel", "nchw group 4", "nChw16c group 4",
-                          "group_size 3 must be"]),
-    ("bench_transfer.py", ["pyopencl MB/s", "from_numpy nchw 1x32x4x4",
-                           "to_numpy nChw16c 1x32x4x4"]),
+@pytest.mark.parametrize("script, extra, cases", [
+    ("bench_reorder.py", ["--weights", "32x32x3x3"],
+     ["device copy kernel", "nchw->nhwc 1x32x4x4", "nChw16c->nchw", "f32->s8 scale", "f32->f16",
+      "nchw->s8 nChw16c per-channel", "s8 nChw16c->nchw per-channel", "bf16 nhwc->nchw",
+      "oihw->OIhw4i16o4i 32x32x3x3", "oihw->OIhw16i16o 32x32x3x3"]),
+    ("bench_shuffle.py", [], ["device copy kernel", "nchw group 4", "nChw16c group 4",
+                              "group_size 3 must be"]),
+    ("bench_transfer.py", [], ["pyopencl MB/s", "from_numpy nchw 1x32x4x4",
+                               "to_numpy nChw16c 1x32x4x4"]),
 ])
-def test_benchmark_prints_every_case(cl_engine, script, cases):
+def test_benchmark_prints_every_case(cl_engine, script, extra, cases):
     done = subprocess.run([sys.executable, str(BENCH / script), "--repeats", "1",
-                           "--shapes", "1x32x4x4"], capture_output=True, text=True, timeout=300)
+                           "--shapes", "1x32x4x4", *extra], capture_output=True, text=True,
+                          timeout=300)
     assert done.returncode == 0, done.stderr
     for case in cases:
         assert case in done.stdout, done.stdout
