@@ -186,13 +186,12 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
     if ddt == "bf16" and plan.compute == "double":
         helpers.add("bf16_from_double")
     step = levels[last - 1].dst_stride if plan.block else 0
-    letters = "".join
     return render_template(
         "reorder.cl.mako",
         kind="shuffle" if plan.name.startswith("shuffle") else "reorder",
         name=kernel_name or plan.name, src_desc=describe(src), dst_desc=describe(dst),
         work=_work(plan),
-        loops_comment=" ".join(f"{letters(LETTERS[d] for d in lv.dims)}:{lv.extent}"
+        loops_comment=" ".join("".join(LETTERS[d] for d in lv.dims) + f":{lv.extent}"
                                for lv in levels),
         fp64=plan.compute == "double", helpers=helpers, idx="ulong" if plan.wide_index else "uint",
         lit=c.lit, indent=indent, declaration=declaration, storage=STORAGE,
