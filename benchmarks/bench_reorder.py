@@ -4,7 +4,7 @@ copy kernel (timed in alternation, same run), NumPy and, where installed, PyTorc
 GB/s counts bytes read plus bytes written; "% copy" is the median over the
 pairs of the case's GB/s over the copy kernel's. Times are medians of --repeats.
 Usage: python benchmarks/bench_reorder.py [--repeats N] [--shapes 8x256x56x56]
-       [--weights 256x256x3x3,512x512x3x3]
+       [--weights OxIxHxW (one shape for every weights case)]
 """
 from __future__ import annotations
 
@@ -17,20 +17,21 @@ from common import (CopyKernel, clayout_run, cly, columns, copy_row, median_seco
                     print_table, result_row, shapes, start)
 
 # name, src type, src tag, dst type, dst tag, attribute ("scale": one src
-# scale; "per-channel": src scales with mask 0b10), dims ("act" or "weights")
+# scale; "per-channel": src scales with mask 0b10), weight dims (None: the
+# activation shapes of --shapes)
 CASES = [
-    ("nchw->nhwc", "f32", "nchw", "f32", "nhwc", None, "act"),
-    ("nhwc->nchw", "f32", "nhwc", "f32", "nchw", None, "act"),
-    ("nchw->nChw16c", "f32", "nchw", "f32", "nChw16c", None, "act"),
-    ("nChw16c->nchw", "f32", "nChw16c", "f32", "nchw", None, "act"),
-    ("bf16 nhwc->nchw", "bf16", "nhwc", "bf16", "nchw", None, "act"),
-    ("f32->f16", "f32", "nchw", "f16", "nchw", None, "act"),
-    ("f32->bf16", "f32", "nchw", "bf16", "nchw", None, "act"),
-    ("f32->s8 scale", "f32", "nchw", "s8", "nchw", "scale", "act"),
-    ("nchw->s8 nChw16c per-channel", "f32", "nchw", "s8", "nChw16c", "per-channel", "act"),
-    ("s8 nChw16c->nchw per-channel", "s8", "nChw16c", "f32", "nchw", "per-channel", "act"),
-    ("oihw->OIhw4i16o4i", "f32", "oihw", "f32", "OIhw4i16o4i", None, "weights"),
-    ("oihw->OIhw16i16o", "f32", "oihw", "f32", "OIhw16i16o", None, "weights"),
+    ("nchw->nhwc", "f32", "nchw", "f32", "nhwc", None, None),
+    ("nhwc->nchw", "f32", "nhwc", "f32", "nchw", None, None),
+    ("nchw->nChw16c", "f32", "nchw", "f32", "nChw16c", None, None),
+    ("nChw16c->nchw", "f32", "nChw16c", "f32", "nchw", None, None),
+    ("bf16 nhwc->nchw", "bf16", "nhwc", "bf16", "nchw", None, None),
+    ("f32->f16", "f32", "nchw", "f16", "nchw", None, None),
+    ("f32->bf16", "f32", "nchw", "bf16", "nchw", None, None),
+    ("f32->s8 scale", "f32", "nchw", "s8", "nchw", "scale", None),
+    ("nchw->s8 nChw16c per-channel", "f32", "nchw", "s8", "nChw16c", "per-channel", None),
+    ("s8 nChw16c->nchw per-channel", "s8", "nChw16c", "f32", "nchw", "per-channel", None),
+    ("oihw->OIhw4i16o4i", "f32", "oihw", "f32", "OIhw4i16o4i", None, (256, 256, 3, 3)),
+    ("oihw->OIhw16i16o", "f32", "oihw", "f32", "OIhw16i16o", None, (512, 512, 3, 3)),
 ]
 
 
@@ -127,17 +128,16 @@ def run_case(case, dims, engine, stream, copies, torch, repeats):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", default="8x256x56x56")
-    parser.add_argument("--weights", default="256x256x3x3,512x512x3x3")
+    parser.add_argument("--weights", default=None)
     args, engine, stream, torch = start(parser)
-    activations, weights = shapes(args.shapes), shapes(args.weights)
+    activations = shapes(args.shapes)
     copies = {}
     rows = []
     for case in CASES:
-        for dims in (activations if case[-1] == "act" else weights):
-            if case[0] == "oihw->OIhw4i16o4i" and dims[0] > 256 and len(weights) > 1:
-                continue  # the issue's rows: 4i16o4i at 256, 16i16o at 512
-            if case[0] == "oihw->OIhw16i16o" and dims[0] < 512 and len(weights) > 1:
-                continue
+        weights = case[-1]
+        if weights is not None and args.weights:
+            weights = shapes(args.weights)[0]
+        for dims in (activations if weights is None else [weights]):
             rows.append(run_case(case, dims, engine, stream, copies, torch, args.repeats))
     for nbytes, copy in sorted(copies.items()):
         row = copy_row(copy)

@@ -21,12 +21,14 @@ KERNEL_TYPES = ("f32", "f16", "bf16", "s32", "s8", "u8", "f64")
 
 
 class Implementation:
-    """One way to run a problem. ``name`` is what ``Reorder.impl`` shows."""
+    """One way to run a problem. ``name`` names the kind; ``impl`` is what
+    ``Reorder.impl`` shows and ``describe()`` what verbose lines show."""
 
     name = "?"
 
     def __init__(self, problem: Problem, engine):
         self.problem, self.engine = problem, engine
+        self.declined = []  # (name, reason) of the implementations tried before
 
     @classmethod
     def decline(cls, problem: Problem, engine) -> str | None:
@@ -44,8 +46,12 @@ class Implementation:
         (None on the host engine, where the work is done on return)."""
         raise NotImplementedError
 
-    def describe(self) -> str:
+    @property
+    def impl(self) -> str:
         return self.name
+
+    def describe(self) -> str:
+        return self.impl
 
 
 class NothingToDo(Implementation):
@@ -152,6 +158,12 @@ class HostFallback(Implementation):
     def decline(cls, problem, engine):
         return None if engine.is_opencl else "the host engine runs NumPy directly"
 
+    @property
+    def impl(self) -> str:
+        """Says why the device does not run it: the generated kernel's reason."""
+        why = dict(self.declined).get(GeneratedKernel.name)
+        return f"{self.name} ({why})" if why else self.name
+
     def execute(self, queue, src, dst, wait_for):
         from .gpu import host_fallback
         p = self.problem
@@ -184,8 +196,8 @@ IMPLEMENTATIONS = (NothingToDo, BufferCopy, GeneratedKernel, HostFallback, HostN
 
 
 def choose(problem: Problem, engine, implementations=IMPLEMENTATIONS):
-    """The first implementation that accepts ``problem`` on ``engine``, and
-    the (name, reason) of each one before it that declined.
+    """The first implementation that accepts ``problem`` on ``engine``; its
+    ``declined`` lists the (name, reason) of each one before it.
 
     Raises UnimplementedError when none accepts.
     """
@@ -193,7 +205,8 @@ def choose(problem: Problem, engine, implementations=IMPLEMENTATIONS):
     for cls in implementations:
         chosen = cls.create(problem, engine)
         if not isinstance(chosen, str):
-            return chosen, declined
+            chosen.declined = declined
+            return chosen
         declined.append((cls.name, chosen))
     reasons = "; ".join(f"{name}: {why}" for name, why in declined)
     raise UnimplementedError(f"no implementation runs {problem.name}: {reasons}")

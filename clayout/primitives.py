@@ -9,7 +9,7 @@ from . import verbose
 from .attr import Attr
 from .engine import Engine, Stream, as_engine, as_stream, check_wait_for, default_engine
 from .errors import InvalidArgumentError, UnimplementedError
-from .implementations import GeneratedKernel, HostFallback, choose
+from .implementations import choose
 from .memory import Memory
 from .memory_desc import MemoryDesc
 from .problem import Problem
@@ -46,22 +46,16 @@ class _Primitive:
         self.engine = as_engine(engine) if engine is not None else default_engine()
         self.src_md, self.dst_md, self.attr, self.shuffle = src_md, dst_md, attr, shuffle
         problem = Problem(self.kind, src_md, dst_md, attr, shuffle)
-        self._implementation, self._declined = choose(problem, self.engine)
-        self.impl = self._implementation.name
-        if isinstance(self._implementation, HostFallback):
-            # Say why the device does not run it: the generated kernel's reason.
-            why = dict(self._declined).get(GeneratedKernel.name)
-            self.impl += f" ({why})" if why else ""
-        # Verbose lines name the generated kernel too.
-        self._label = self._implementation.describe() if isinstance(
-            self._implementation, GeneratedKernel) else self.impl
-        for name, why in self._declined:
+        self._implementation = choose(problem, self.engine)
+        self.impl = self._implementation.impl
+        self._label = self._implementation.describe()  # names the generated kernel too
+        for name, why in self._implementation.declined:
             verbose.log("decline", self.engine.kind, self.kind, name, why, min_level=2)
         verbose.log("create", self.engine.kind, self.kind, self._label, self._signature())
 
     def explain(self) -> str:
         """Which implementation runs, and why each one before it declined."""
-        lines = [f"{name}: declined: {why}" for name, why in self._declined]
+        lines = [f"{name}: declined: {why}" for name, why in self._implementation.declined]
         lines.append(f"{self._label}: runs")
         return "\n".join(lines)
 

@@ -95,14 +95,18 @@ class Level:
 
 @dataclass(frozen=True)
 class KernelArg:
-    """A kernel argument after src and dst: one value, or (``per_slice``) a
-    buffer of values per slice of the attribute's mask, taken from the Attr
-    field ``field``."""
+    """A kernel argument after src and dst, taken from the Attr field
+    ``field``: one value, or (a nonzero ``mask``) a buffer of values per
+    slice of the masked dims."""
 
     name: str
     c_type: str        # "float" or "int"
     field: str         # "src_scales", "dst_scales", "src_zero_point", "dst_zero_point", "sum_beta"
-    per_slice: bool = False
+    mask: int = 0
+
+    @property
+    def per_slice(self) -> bool:
+        return self.mask != 0
 
 
 #: Attribute fields in the order of the formula, and their arguments' names and C types.
@@ -274,7 +278,7 @@ def _block_transpose(src: MemoryDesc, levels: list[Level], special: set, tuning)
 
 
 def _kernel_args(kinds: tuple) -> tuple[KernelArg, ...]:
-    args = [KernelArg(name + ("s" if mask else ""), c_type, field, bool(mask))
+    args = [KernelArg(name + ("s" if mask else ""), c_type, field, mask)
             for (field, name, c_type), mask in zip(ATTR_FIELDS, kinds[:4]) if mask is not None]
     if kinds[4]:
         args.append(KernelArg("beta", "float", "sum_beta"))

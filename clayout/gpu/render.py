@@ -123,10 +123,7 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
     decomposition = [(var(j), None if n == len(indexed) - 1 else steps[j])
                      for n, j in enumerate(indexed)]
     outer = [j for j in indexed if j != last]
-    if last not in indexed:
-        vec_index = None
-    else:
-        vec_index = var(last)
+    vec_index = var(last) if last in indexed else None
 
     needed = [d for d in range(dst.ndims) if d not in plan.linear]
     bases = []
@@ -172,9 +169,8 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
     lanes = levels[last - 1] if plan.block else None
     for arg in plan.args:
         if arg.per_slice:
-            mask = _mask_of(plan, arg)
-            slice_index[arg.name] = _slice_index(c, mask, dst.dims)
-            if lanes is not None and not lanes.merged and mask >> lanes.dims[0] & 1:
+            slice_index[arg.name] = _slice_index(c, arg.mask, dst.dims)
+            if lanes is not None and not lanes.merged and arg.mask >> lanes.dims[0] & 1:
                 lane_args.add(arg.name)  # one value per lane: loaded as a vector
 
     sdt, ddt = src.data_type, dst.data_type
@@ -204,11 +200,6 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
         bit_copy=bit_copy, saturate_only=no_attr and sdt in INTEGERS and ddt in INTEGERS,
         transpose_offsets=[c.sum(["d_base", c.lit(j * step) if j else None])
                            for j in range(plan.block)])
-
-
-def _mask_of(plan: KernelPlan, arg: KernelArg) -> int:
-    fields = ("src_scales", "dst_scales", "src_zero_point", "dst_zero_point")
-    return plan.attr_kinds[fields.index(arg.field)]
 
 
 def _slice_index(c: _Expressions, mask: int, dims: tuple[int, ...]) -> str:
