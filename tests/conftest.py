@@ -33,3 +33,24 @@ def engine(request):
     if request.param == "host":
         return cly.Engine("host")
     return _opencl_engine()
+
+
+def _engine_with_strategy(cl_engine, monkeypatch, strategy):
+    monkeypatch.setenv("CLAYOUT_STRATEGY", strategy)
+    engine = cly.Engine("opencl", device=cl_engine.device)
+    monkeypatch.delenv("CLAYOUT_STRATEGY")
+    return engine
+
+
+@pytest.fixture
+def cpu_engine(cl_engine, monkeypatch):
+    """The OpenCL device with the CPU strategy's plans, whatever
+    CLAYOUT_STRATEGY says (for tests of those kernels' shape)."""
+    return _engine_with_strategy(cl_engine, monkeypatch, "cpu")
+
+
+@pytest.fixture
+def gpu_engine(cl_engine, monkeypatch):
+    """The OpenCL device with the GPU strategy's plans (striped and tiled
+    kernels), whatever its kind and CLAYOUT_STRATEGY say."""
+    return _engine_with_strategy(cl_engine, monkeypatch, "gpu")

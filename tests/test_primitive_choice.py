@@ -106,7 +106,8 @@ def test_primitives_without_an_engine_share_the_default_one(cl_engine):
     assert np.array_equal(dst.to_numpy(), src.to_numpy())
 
 
-def test_shuffle_on_an_unblocked_axis_becomes_a_transpose(cl_engine):
+def test_shuffle_on_an_unblocked_axis_becomes_a_transpose(cpu_engine):
+    cl_engine = cpu_engine
     md = cly.MemoryDesc((2, 64, 4, 4), "f32", tag="nhwc")
     sh = cly.Shuffle(md, axis=1, group_size=4, engine=cl_engine)
     # C = 16 x 4: each work-item transposes 4x4 elements in registers.
@@ -169,11 +170,12 @@ def test_kernel_names_tell_the_cases_apart(cl_engine):
     assert sh._implementation.kernel.name == "shuffle_g4_f32_aBcd16b"
 
 
-def test_work_groups_respect_the_kernel_limit(cl_engine, monkeypatch):
+def test_work_groups_respect_the_kernel_limit(cpu_engine, monkeypatch):
     """A kernel that allows fewer work-items per group than the plan asks
     for gets groups of its own limit."""
     from clayout.gpu.build import Kernel
 
+    cl_engine = cpu_engine
     md = cly.MemoryDesc((3, 40, 5, 7), "f32", tag="nchw")
     r = cly.Reorder(md, cly.MemoryDesc(md.dims, "f32", tag="nhwc"), engine=cl_engine)
     kernel = r._implementation.kernel
@@ -185,21 +187,57 @@ def test_work_groups_respect_the_kernel_limit(cl_engine, monkeypatch):
     assert local == 3 and global_size % 3 == 0 and global_size >= kernel.plan.launch_items
 
 
-def test_gpu_profile_kernels_that_loop_over_items_are_exact(cl_engine, monkeypatch):
-    """CLAYOUT_STRATEGY=gpu plans big launches as fewer work-items that each
-    run several items spaced by the global size; results stay exact."""
-    monkeypatch.setenv("CLAYOUT_STRATEGY", "gpu")
-    engine = cly.Engine("opencl", device=cl_engine.device)
+def test_gpu_strategy_kernels_are_exact(gpu_engine):
+    """The GPU strategy: a striped kernel whose work-items each run several
+    vectors spaced by the launch, and a tiled transpose; both exact."""
+    engine = gpu_engine
     dims = (8, 64, 64, 64)
     values = np.random.default_rng(5).standard_normal(dims, dtype=np.float32)
     src_md = cly.MemoryDesc(dims, "f32", tag="nchw")
     src = cly.Memory.from_numpy(src_md, engine, values)
-    for dst_md, want in ((cly.MemoryDesc(dims, "f16", tag="nchw"), values.astype(np.float16)),
-                         (cly.MemoryDesc(dims, "f32", tag="nhwc"), values)):
+    for dst_md, want, tiled in ((cly.MemoryDesc(dims, "f16", tag="nchw"),
+                                 values.astype(np.float16), False),
+                                (cly.MemoryDesc(dims, "f32", tag="nhwc"), values, True)):
         r = cly.Reorder(src_md, dst_md, engine=engine)
-        assert r._implementation.plan.strategy == "gpu" and r._implementation.plan.chunks > 1
+        plan = r._implementation.plan
+        assert plan.strategy == "gpu" and (plan.tile is not None) == tiled
+        assert tiled or plan.chunks > 1
         dst = cly.Memory(dst_md, engine)
         stream = cly.Stream(engine)
         r.execute(stream, src, dst)
         stream.wait()
         assert dst.to_numpy().tobytes() == want.tobytes()
+
+
+def test_a_tiled_kernel_runs_one_work_group_per_box(gpu_engine, monkeypatch):
+    from clayout.gpu.build import Kernel
+
+    md = cly.MemoryDesc((3, 40, 5, 7), "f32", tag="nchw")
+    r = cly.Reorder(md, cly.MemoryDesc(md.dims, "f32", tag="nhwc"), engine=gpu_engine)
+    kernel = r._implementation.kernel
+    plan = kernel.plan
+    assert kernel.ndrange() == ((plan.work_group, plan.tile.boxes), (plan.work_group, 1))
+    fresh = Kernel(gpu_engine, plan)
+    monkeypatch.setattr(type(fresh.kernel), "get_work_group_info", lambda *a: 3)
+    assert fresh.ndrange() == ((3, plan.tile.boxes), (3, 1))
+
+
+@pytest.mark.parametrize("dst_tag, dst_type", [("nhwc", "f32"), ("nchw", "f16"),
+                                               ("nChw16c", "s8")])
+def test_launches_past_the_item_limit_are_split(gpu_engine, monkeypatch, dst_tag, dst_type):
+    """Past MAX_LAUNCH_ITEMS work-items a launch goes as several with global
+    offsets (the limit is lowered here so that a small case crosses it)."""
+    from clayout.gpu import build
+
+    monkeypatch.setattr(build, "MAX_LAUNCH_ITEMS", 1000)
+    dims = (4, 64, 8, 8)
+    values = np.random.default_rng(6).integers(-100, 100, dims).astype(np.float32)
+    src_md = cly.MemoryDesc(dims, "f32", tag="nchw")
+    dst_md = cly.MemoryDesc(dims, dst_type, tag=dst_tag)
+    r = cly.Reorder(src_md, dst_md, engine=gpu_engine)
+    global_size, _ = r._implementation.kernel.ndrange()
+    assert np.prod(global_size) > 1000
+    src = cly.Memory.from_numpy(src_md, gpu_engine, values)
+    dst = cly.Memory(dst_md, gpu_engine)
+    cly.reorder(src, dst)
+    assert np.array_equal(dst.to_numpy().astype(np.float32), values)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import math
 import threading
 import time
 
@@ -13,6 +14,10 @@ from .. import verbose
 from .cache import kernel_cache
 from .plan import KernelPlan
 from .render import render_kernel, render_template
+
+#: The most work-items one launch enqueues: a global size past 2^32 does not
+#: fit a 32-bit size_t, and the kernels count items in 32 bits.
+MAX_LAUNCH_ITEMS = 2**32 - 2**16
 
 
 def build_options(device) -> list[str]:
@@ -63,11 +68,12 @@ class _LockedKernel:
                 self._engine = None
             return self._kernel
 
-    def _enqueue(self, queue, global_size, local_size, args, wait_for=None):
+    def _enqueue(self, queue, global_size, local_size, args, wait_for=None, offset=None):
         kernel = self._kernel or self.kernel  # the lock only while it may still need building
         with self._lock:
             kernel.set_args(*args)
             return cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size,
+                                              global_work_offset=offset,
                                               wait_for=wait_for or None)
 
 
@@ -128,23 +134,42 @@ class Kernel(_LockedKernel):
         self._ndrange = None
         super().__init__(engine, source, name)
 
-    def ndrange(self) -> tuple[tuple[int], tuple[int]]:
+    def ndrange(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """(global, local) sizes: work-groups of the plan's size, or fewer
         where the built kernel allows fewer (CL_KERNEL_WORK_GROUP_SIZE: a
-        register-heavy kernel can)."""
+        register-heavy kernel can). A tiled plan gets one work-group per
+        box along dim 1: (lanes, boxes) with local size (lanes, 1)."""
         if self._ndrange is None:
             allowed = self.kernel.get_work_group_info(
                 cl.kernel_work_group_info.WORK_GROUP_SIZE, self._device)
             local = max(1, min(self.plan.work_group, allowed))
             items = self.plan.launch_items
-            self._ndrange = ((-(-items // local) * local,), (local,))
+            if self.plan.tile is not None:
+                self._ndrange = ((local, items), (local, 1))
+            else:
+                self._ndrange = ((-(-items // local) * local,), (local,))
         return self._ndrange
 
     def launch(self, queue, src, dst, args, wait_for=None):
         """Enqueue the kernel on buffers src and dst with the values of
-        ``plan.args`` in order; returns its Event."""
+        ``plan.args`` in order; returns its Event. A launch of more than
+        MAX_LAUNCH_ITEMS work-items goes as several, each with its global
+        offset (the kernels read their position from get_global_id)."""
         global_size, local_size = self.ndrange()
-        return self._enqueue(queue, global_size, local_size, (src, dst, *args), wait_for)
+        dim = len(global_size) - 1  # the dim that counts items or boxes
+        per_item = math.prod(global_size[:dim])
+        step = max(local_size[dim], MAX_LAUNCH_ITEMS // per_item // local_size[dim]
+                   * local_size[dim])
+        total = global_size[dim]
+        if total <= step:
+            return self._enqueue(queue, global_size, local_size, (src, dst, *args), wait_for)
+        events = []
+        for first in range(0, total, step):
+            size = global_size[:dim] + (min(step, total - first),)
+            offset = (0,) * dim + (first,)
+            events.append(self._enqueue(queue, size, local_size, (src, dst, *args),
+                                        wait_for, offset))
+        return marker(queue, events)
 
 
 def _kernel_key(engine, key):

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from ..memory_desc import MemoryDesc
 from ..problem import Problem
 from .profile import DeviceProfile
+from .tile import Tile, plan_tile
 
 @dataclass(frozen=True)
 class Term:
@@ -139,10 +140,12 @@ class KernelPlan:
     work_group: int
     block: int = 0                    # B > 0: each work-item transposes a BxB block in registers
     vector: bool = False              # the innermost loop is contiguous on both sides
+    aligned: bool = False             # vectors start on their own size: typed accesses
+    tile: Tile | None = None          # each work-group moves a box through local memory
 
     @property
     def launch_items(self) -> int:
-        """Work-items a launch needs."""
+        """Work-items a launch needs (work-groups, for a tiled plan)."""
         return -(-self.items // self.chunks)
 
 
@@ -277,6 +280,46 @@ def _block_transpose(src: MemoryDesc, levels: list[Level], special: set, tuning)
     return None
 
 
+def _split_at_source_blocks(levels: list[Level], src: MemoryDesc) -> list[Level]:
+    """Each loop over a dim the source blocks, cut where the source's blocks
+    of that dim end, so that every loop steps the source by a constant
+    (nChw16c -> nchw: c:256 becomes c:16 of 16 channels and c:16 of one)."""
+    out = []
+    for level in levels:
+        parts = [level]
+        if not level.merged:
+            (d,) = level.dims
+            bounds, size = [], 1
+            for block, idx in reversed(tuple(zip(src.inner_blks, src.inner_idxs))):
+                if idx == d:
+                    size *= block
+                    bounds.append(size)
+            for bound in reversed(bounds):  # outermost cut first
+                last = parts[-1]
+                top = last.mult * last.extent
+                if last.mult < bound < top and bound % last.mult == 0 and top % bound == 0:
+                    parts[-1:] = last.split(bound // last.mult)
+        out += parts
+    return out
+
+
+def _aligned(md: MemoryDesc, levels, inner: Level, linear, vec: int, const: int,
+             src: bool) -> bool:
+    """Every vector of ``vec`` elements the plan moves starts on a multiple
+    of ``vec`` elements: its constant part, each outer loop's step and each
+    offset term does (and the buffer itself is aligned, see the caller)."""
+    parts = [const]
+    for level in levels:
+        if level is not inner:
+            parts.append(level.src_stride if src and level.merged else
+                         0 if src else level.dst_stride)
+    if src:
+        for d in range(md.ndims):
+            if d not in linear:
+                parts += [t.stride for t in offset_terms(md, d)]
+    return all(p % vec == 0 for p in parts)
+
+
 def _kernel_args(kinds: tuple) -> tuple[KernelArg, ...]:
     args = [KernelArg(name + ("s" if mask else ""), c_type, field, mask)
             for (field, name, c_type), mask in zip(ATTR_FIELDS, kinds[:4]) if mask is not None]
@@ -332,10 +375,50 @@ def plan_kernel(problem: Problem, profile: DeviceProfile) -> KernelPlan:
         levels.append(Level((0,), 1, 0, 1, 0 if 0 in linear else None))
 
     compute = "double" if "f64" in (src_md.data_type, dst_md.data_type) else "float"
+    common = dict(name=problem.name, strategy=profile.strategy, src_md=src_md, dst_md=dst_md,
+                  attr_kinds=kinds, shuffle=shuffle, compute=compute, linear=frozenset(linear),
+                  args=_kernel_args(kinds),
+                  work_group=min(tuning.work_group, profile.max_work_group_size))
+    if profile.strategy == "gpu":
+        return _plan_gpu(problem, profile, levels, common)
+    return _plan_cpu(problem, profile, levels, special, padded, common)
+
+
+def constant_offsets(src_md: MemoryDesc, dst_md: MemoryDesc, linear) -> tuple[int, int]:
+    """The parts of every source and destination offset the loops do not
+    carry: offset0, and the padded offsets of the source's linear dims (the
+    other dims add theirs through their offset terms) and of the destination's
+    outer dims (its loops start at the submemory's first block)."""
+    src = src_md.offset0 + sum(src_md.padded_offsets[d] * src_md.strides[d] for d in linear)
+    dst = dst_md.offset0 + sum((po // b) * st for po, b, st in zip(
+        dst_md.padded_offsets, dst_md.blocks, dst_md.strides))
+    return src, dst
+
+
+def _span(src_md: MemoryDesc, dst_md: MemoryDesc, elements: int) -> int:
+    """The largest element offset the kernel may form: 64-bit offsets beyond 2^31."""
+    return max(src_md.size // max(1, src_md.dtype.bits // 8) + src_md.offset0,
+               dst_md.size // max(1, dst_md.dtype.bits // 8) + dst_md.offset0, elements)
+
+
+def _vector_ok(src_md, dst_md, inner: Level, compute: str) -> bool:
+    """The innermost loop is contiguous on both sides and holds no dim whose
+    index matters (a merged loop: shuffle axis, masks and padding are never
+    merged), so whole vectors can move."""
+    return (inner.merged and inner.src_stride == 1 and inner.dst_stride == 1
+            and not src_md.dtype.packed and not dst_md.dtype.packed
+            and not (dst_md.data_type == "bf16" and compute == "double"))
+
+
+def _plan_cpu(problem, profile, levels, special, padded, common) -> KernelPlan:
+    """Each work-item its own run of the destination (PoCL runs work-items
+    of a group one after another, so a run per work-item reads as a loop)."""
+    src_md, dst_md, kinds = common["src_md"], common["dst_md"], problem.attr_kinds
+    tuning = profile.tuning
     # A register transpose converts whole vectors: not into f16 (no vector
     # store rounds to it without cl_khr_fp16 arithmetic), not with a sum
     # (the old destination would be read transposed), not in double.
-    transposable = (shuffle is None and not kinds[4] and compute == "float"
+    transposable = (common["shuffle"] is None and not kinds[4] and common["compute"] == "float"
                     and (problem.moves_bits or dst_md.data_type != "f16"))
     # The loaded vectors may run along a masked dim when its values are
     # consecutive in every per-slice array (the mask's last dim): they are
@@ -363,22 +446,52 @@ def plan_kernel(problem: Problem, profile: DeviceProfile) -> KernelPlan:
     inner = levels[-1]
     items = math.prod(lv.extent for lv in levels) // vec // max(block, 1)
     # Whole vectors where both sides are contiguous along the innermost loop
-    # (measured on PoCL, f32->s8: 8.7 ms against 13.7 ms). A merged loop holds
-    # no dim whose index matters (shuffle axis, masks, padding), so those stay
-    # the same across the vector.
-    vector = (not block and vec > 1 and inner.merged and inner.src_stride == 1
-              and inner.dst_stride == 1
-              and not src_md.dtype.packed and not dst_md.dtype.packed
-              and not (dst_md.data_type == "bf16" and compute == "double"))
-    span = max(src_md.size // max(1, src_md.dtype.bits // 8) + src_md.offset0,
-               dst_md.size // max(1, dst_md.dtype.bits // 8) + dst_md.offset0,
-               items * vec * max(block, 1))
-    chunks = _chunks(items, profile)
-    work_group = min(tuning.work_group, profile.max_work_group_size)
-    return KernelPlan(problem.name, profile.strategy, src_md, dst_md, kinds, shuffle,
-                      tuple(levels), vec, items, chunks, span >= 2**31, compute,
-                      frozenset(linear), fastest, _kernel_args(kinds), work_group,
-                      block, vector)
+    # (measured on PoCL, f32->s8: 8.7 ms against 13.7 ms).
+    vector = not block and vec > 1 and _vector_ok(src_md, dst_md, inner, common["compute"])
+    span = _span(src_md, dst_md, items * vec * max(block, 1))
+    return KernelPlan(levels=tuple(levels), vec=vec, items=items,
+                      chunks=_chunks(items, profile), wide_index=span >= 2**31,
+                      fastest=fastest, block=block, vector=vector, **common)
+
+
+def _plan_gpu(problem, profile, levels, common) -> KernelPlan:
+    """Neighbouring work-items on neighbouring addresses on both sides: a
+    striped walk where both sides share the innermost loop, else a box
+    transposed through local memory by a work-group (gpu/tile.py)."""
+    src_md, dst_md, shuffle = common["src_md"], common["dst_md"], common["shuffle"]
+    tuning = profile.tuning
+    inner = levels[-1]
+    if shuffle is not None or _source_step(src_md, inner) != 1:
+        split = _split_at_source_blocks(levels, src_md)
+        steps = [_source_step(src_md, lv) for lv in split]
+        axis_levels = [j for j, lv in enumerate(split) if shuffle and lv.dims == (shuffle[0],)]
+        lanes = profile.preferred_multiple if profile.preferred_multiple > 1 else tuning.lanes
+        tile = plan_tile(split, steps, src_md, dst_md, axis_levels, lanes,
+                         min(tuning.tile_bytes, profile.local_mem // 2))
+        if tile is not None:
+            span = _span(src_md, dst_md, math.prod(lv.extent for lv in split))
+            return KernelPlan(levels=tuple(split), vec=1, items=tile.boxes, chunks=1,
+                              wide_index=span >= 2**31, fastest=(), tile=tile, **common)
+    # Striped: work-item t moves the t-th vector (or element) of the
+    # destination's order, and again t + launch, t + 2 launch, ...
+    fastest = tuple(range(len(levels) - 1, -1, -1))
+    vec = 1
+    if _vector_ok(src_md, dst_md, inner, common["compute"]):
+        widest = max(src_md.dtype.bits, dst_md.dtype.bits) // 8
+        vec = next(v for v in (16, 8, 4, 2, 1)
+                   if v * widest <= tuning.vector_bytes and inner.extent % v == 0)
+    items = math.prod(lv.extent for lv in levels) // vec
+    aligned = False
+    if vec > 1:
+        sizes = [src_md.dtype.bits // 8 * vec, dst_md.dtype.bits // 8 * vec]
+        src_const, dst_const = constant_offsets(src_md, dst_md, common["linear"])
+        aligned = (max(sizes) <= profile.base_align
+                   and _aligned(src_md, levels, inner, common["linear"], vec, src_const, True)
+                   and _aligned(dst_md, levels, inner, common["linear"], vec, dst_const, False))
+    span = _span(src_md, dst_md, items * vec)
+    return KernelPlan(levels=tuple(levels), vec=vec, items=items, chunks=_chunks(items, profile),
+                      wide_index=span >= 2**31, fastest=fastest, vector=vec > 1,
+                      aligned=aligned, **common)
 
 
 def describe(md: MemoryDesc) -> str:

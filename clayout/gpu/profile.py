@@ -29,6 +29,11 @@ class Tuning:
     per compute unit makes each work-item run up to ``max_chunks`` items
     spaced by the global size (on PoCL that measured 2x slower, so the CPU
     profile runs one item each).
+
+    The GPU strategy also uses: ``vector_bytes``, what neighbouring
+    work-items each move per access; ``tile_bytes``, the most local memory a
+    transpose's tile takes; ``lanes``, the warp its rows are shaped for where
+    the device does not say its own.
     """
 
     block_sizes: tuple[int, ...] = (8, 4)
@@ -36,12 +41,16 @@ class Tuning:
     work_group: int = 256
     items_per_unit: int = 2048
     max_chunks: int = 1
+    lanes: int = 32
+    vector_bytes: int = 16
+    tile_bytes: int = 16 << 10
 
 
 #: Measured on PoCL 3.1 (pthread), 2 cores; see benchmarks/.
 CPU_TUNING = Tuning()
-#: Not yet measured on a GPU: until GPU strategies exist, the CPU plans,
-#: with the grid-stride loop GPUs are usually given for big launches.
+#: Not yet measured on a GPU (none was lent so far): coalesced accesses of
+#: 16-byte vectors, 16 KiB tiles (several work-groups fit in any GPU's local
+#: memory), a grid-stride loop of up to 4 items for big launches.
 GPU_TUNING = Tuning(items_per_unit=8192, max_chunks=4)
 
 
@@ -88,6 +97,11 @@ class DeviceProfile:
 
 #: A stand-in for PoCL on two cores: plans and renders without a device.
 CPU_PROFILE = DeviceProfile(name="cpu", compute_units=2, fp16=False, fp64=True)
+#: A stand-in for a GPU (an NVIDIA H200's numbers): plans, renders and
+#: access reports without one.
+GPU_PROFILE = DeviceProfile(name="gpu", kind="gpu", vendor="NVIDIA Corporation", strategy="gpu",
+                            compute_units=132, preferred_multiple=32, local_mem=48 << 10,
+                            fp16=True, fp64=True, tuning=GPU_TUNING)
 
 
 def _strategy_from_env(default: str) -> str:
@@ -111,7 +125,9 @@ def read_profile(device) -> DeviceProfile:
         _PROFILES[key] = _query(device)
     profile = _PROFILES[key]
     strategy = _strategy_from_env(profile.strategy_of_kind)
-    return profile if strategy == profile.strategy else profile.with_strategy(strategy)
+    if strategy != profile.strategy:
+        profile = _PROFILES.setdefault((key, strategy), profile.with_strategy(strategy))
+    return profile
 
 
 def _query(device) -> DeviceProfile:

@@ -6,16 +6,17 @@ only turns the plan's numbers into the names and expressions it fills in.
 """
 from __future__ import annotations
 
-import functools
 import pathlib
+from types import SimpleNamespace
 
 from mako.exceptions import text_error_template
-from mako.template import Template
+from mako.lookup import TemplateLookup
 
 from ..errors import UnimplementedError
 from ..problem import NO_ATTR_KINDS
 from ..tags import LETTERS
-from .plan import KernelArg, KernelPlan, describe, offset_terms
+from .tile import BANKS
+from .plan import KernelArg, KernelPlan, constant_offsets, describe, offset_terms
 
 TEMPLATES = pathlib.Path(__file__).resolve().parents[1] / "templates"
 
@@ -25,9 +26,11 @@ STORAGE = {"f32": "float", "f64": "double", "f16": "ushort", "bf16": "ushort",
 INTEGERS = ("s32", "s8", "u8")
 
 
-@functools.lru_cache(maxsize=None)
-def _template(name: str) -> Template:
-    return Template(filename=str(TEMPLATES / name), strict_undefined=True)
+_LOOKUP = TemplateLookup(directories=[str(TEMPLATES)], strict_undefined=True)
+
+
+def _template(name: str):
+    return _LOOKUP.get_template(name)
 
 
 def render_template(template: str, **values) -> str:
@@ -109,6 +112,8 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
             raise UnimplementedError(
                 f"{md!r}: OpenCL kernels for {md.data_type} are not generated yet")
     c = _Expressions(plan.wide_index)
+    if plan.tile is not None:
+        return _render_tiled(plan, kernel_name, c)
     levels, vec = plan.levels, plan.vec
     last = len(levels) - 1
     inner = levels[last]
@@ -132,9 +137,7 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
         if inner.dims == (d,) and not inner.merged and vec_index:
             parts.append(c.times(vec_index, inner.mult * vec))
         bases.append((f"i{d}_base", c.sum(parts)))
-    dst_const = dst.offset0 + sum((po // b) * s for po, b, s in
-                                  zip(dst.padded_offsets, dst.blocks, dst.strides))
-    src_const = src.offset0 + sum(src.padded_offsets[d] * src.strides[d] for d in plan.linear)
+    src_const, dst_const = constant_offsets(src, dst, plan.linear)
     d_parts = [c.times(var(j), levels[j].dst_stride) for j in outer]
     if vec_index:
         d_parts.append(c.times(vec_index, vec * inner.dst_stride))
@@ -144,23 +147,15 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
     bases += [("d_base", c.sum(d_parts, dst_const)), ("s_base", c.sum(s_parts, src_const))]
 
     # Per element: logical indices, source indices named once, the offsets.
-    element, s_terms = [], [c.times("k", inner.src_stride) if inner.merged else None]
+    element = []
     for d in needed:
         steps = [f"i{d}_base"]
         if inner.dims == (d,) and not inner.merged:
             steps.append(c.times("k", inner.mult))
         element.append((f"i{d}", c.sum(steps)))
-        p = f"i{d}"
-        if plan.shuffle and plan.shuffle[0] == d:
-            rows = src.dims[d] // plan.shuffle[1]
-            element.append((f"c{d}", f"(i{d} % {c.lit(rows)}) * {c.lit(plan.shuffle[1])} + "
-                                     f"i{d} / {c.lit(rows)}"))
-            p = f"c{d}"
-        terms = offset_terms(src, d)
-        if src.padded_offsets[d] and terms:
-            element.append((f"p{d}", f"{p} + {c.lit(src.padded_offsets[d])}"))
-            p = f"p{d}"
-        s_terms += [c.term(p, t) for t in terms]
+    names, s_terms = _source_offset(plan, c, needed, shuffled=True)
+    element += names
+    s_terms.insert(0, c.times("k", inner.src_stride) if inner.merged else None)
     d_terms = [c.times("k", inner.dst_stride)]
     padding = " || ".join(f"i{d} >= {c.lit(dst.dims[d])}" for d in needed
                           if dst.own_padded_dims[d] != dst.dims[d])
@@ -173,6 +168,20 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
             if lanes is not None and not lanes.merged and arg.mask >> lanes.dims[0] & 1:
                 lane_args.add(arg.name)  # one value per lane: loaded as a vector
 
+    step = levels[last - 1].dst_stride if plan.block else 0
+    return render_template(
+        "reorder.cl.mako", **_values(plan, kernel_name, c),
+        work=_work(plan), slice_index=slice_index, lane_args=lane_args, items=plan.items,
+        chunks=plan.chunks, launch=plan.launch_items, vec=vec, block=plan.block,
+        vector=plan.vector, decomposition=decomposition, bases=bases, element=element,
+        s_off=c.sum(["s_base"] + s_terms), d_off=c.sum(["d_base"] + d_terms), padding=padding,
+        transpose_offsets=[c.sum(["d_base", c.lit(j * step) if j else None])
+                           for j in range(plan.block)])
+
+
+def _values(plan: KernelPlan, kernel_name: str | None, c: _Expressions) -> dict:
+    """What every kernel template needs: names, types, and the conversion."""
+    src, dst = plan.src_md, plan.dst_md
     sdt, ddt = src.data_type, dst.data_type
     no_attr = plan.attr_kinds == NO_ATTR_KINDS
     bit_copy = no_attr and sdt == ddt
@@ -181,25 +190,113 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
         helpers.add("bf16")
     if ddt == "bf16" and plan.compute == "double":
         helpers.add("bf16_from_double")
-    step = levels[last - 1].dst_stride if plan.block else 0
-    return render_template(
-        "reorder.cl.mako",
+    return dict(
         kind="shuffle" if plan.name.startswith("shuffle") else "reorder",
         name=kernel_name or plan.name, src_desc=describe(src), dst_desc=describe(dst),
-        work=_work(plan),
-        loops_comment=" ".join("".join(LETTERS[d] for d in lv.dims) + f":{lv.extent}"
-                               for lv in levels),
+        loops_comment=" ".join(_level_text(lv) for lv in plan.levels),
         fp64=plan.compute == "double", helpers=helpers, idx="ulong" if plan.wide_index else "uint",
         lit=c.lit, indent=indent, declaration=declaration, storage=STORAGE,
         src_type=STORAGE[sdt], dst_type=STORAGE[ddt], src_dt=sdt, dst_dt=ddt, ct=plan.compute,
-        args={a.field: a for a in plan.args},
-        slice_index=slice_index, lane_args=lane_args, items=plan.items, chunks=plan.chunks, vec=vec,
-        block=plan.block, vector=plan.vector,
-        decomposition=decomposition, bases=bases, element=element,
-        s_off=c.sum(["s_base"] + s_terms), d_off=c.sum(["d_base"] + d_terms), padding=padding,
-        bit_copy=bit_copy, saturate_only=no_attr and sdt in INTEGERS and ddt in INTEGERS,
-        transpose_offsets=[c.sum(["d_base", c.lit(j * step) if j else None])
-                           for j in range(plan.block)])
+        args={a.field: a for a in plan.args}, aligned=plan.aligned,
+        bit_copy=bit_copy, saturate_only=no_attr and sdt in INTEGERS and ddt in INTEGERS)
+
+
+def _level_text(level, extent=None) -> str:
+    return "".join(LETTERS[d] for d in level.dims) + f":{level.extent if extent is None else extent}"
+
+
+def _source_offset(plan: KernelPlan, c: _Expressions, needed, shuffled: bool):
+    """The source offset's per-dim part, from logical indices named i<d>:
+    (declarations of the indices it names, its terms). With ``shuffled``
+    the shuffle axis is read at its shuffled position."""
+    src = plan.src_md
+    names, terms = [], []
+    for d in needed:
+        p = f"i{d}"
+        if shuffled and plan.shuffle and plan.shuffle[0] == d:
+            rows = src.dims[d] // plan.shuffle[1]
+            names.append((f"c{d}", f"(i{d} % {c.lit(rows)}) * {c.lit(plan.shuffle[1])} + "
+                                   f"i{d} / {c.lit(rows)}"))
+            p = f"c{d}"
+        dim_terms = offset_terms(src, d)
+        if src.padded_offsets[d] and dim_terms:
+            names.append((f"p{d}", f"{p} + {c.lit(src.padded_offsets[d])}"))
+            p = f"p{d}"
+        terms += [c.term(p, t) for t in dim_terms]
+    return names, terms
+
+
+def _render_tiled(plan: KernelPlan, kernel_name: str | None, c: _Expressions) -> str:
+    """The source of a tiled plan (templates/tiled.cl.mako)."""
+    tile, levels = plan.tile, plan.levels
+    src, dst = plan.src_md, plan.dst_md
+    needed = [d for d in range(dst.ndims) if d not in plan.linear]
+    src_const, dst_const = constant_offsets(src, dst, plan.linear)
+    # Where the box starts along each loop, from the work-group's number,
+    # the innermost loop first (neighbouring groups, neighbouring memory).
+    outer = [j for j in reversed(range(len(levels))) if tile.counts[j] > 1]
+    starts = [(f"a{j}" if tile.box[j] == 1 else f"a{j}_0",
+               None if n == len(outer) - 1 else tile.counts[j], tile.box[j])
+              for n, j in enumerate(outer)]
+    axis = plan.shuffle[0] if plan.shuffle else None
+
+    def phase_values(phase, reading):
+        indices = []
+
+        def digits(var, seq):
+            div = 1
+            for n, j in enumerate(seq):
+                q = var if div == 1 else f"{var} / {div}u"
+                if n < len(seq) - 1:
+                    q = f"{q} % {tile.box[j]}u" if div == 1 else f"({q}) % {tile.box[j]}u"
+                indices.append((f"j{j}", q))
+                div *= tile.box[j]
+
+        padded = phase.row_pad != phase.row_len
+        if padded:
+            digits("col", phase.order[:phase.row])
+            digits("row", phase.order[phase.row:])
+        else:
+            digits("r", phase.order)
+        absolute = [(f"a{j}", f"a{j}_0 + j{j}" if tile.counts[j] > 1 else f"j{j}")
+                    for j in sorted(phase.order)]
+        tails = " || ".join(f"a{j} >= {c.lit(levels[j].extent)}" for j in sorted(phase.order)
+                            if levels[j].extent % tile.box[j])
+        logical = [(f"i{d}", c.sum([c.times(f"a{j}", lv.mult) for j, lv in enumerate(levels)
+                                    if lv.dims == (d,)])) for d in needed]
+        padding = " || ".join(f"i{d} >= {c.lit(dst.dims[d])}" for d in needed
+                              if dst.own_padded_dims[d] != dst.dims[d])
+        local = []
+        for j in phase.order:
+            index = f"j{j}"
+            if reading and levels[j].dims == (axis,):
+                # The source position read goes where the destination wants it.
+                index = f"(c{axis} / {levels[j].mult}u) % {levels[j].extent}u"
+            local.append(_Expressions(False).times(index, tile.local_stride(j)))
+        if reading and axis is not None:
+            rows = src.dims[axis] // plan.shuffle[1]
+            logical.append((f"c{axis}", f"(i{axis} % {c.lit(plan.shuffle[1])}) * {c.lit(rows)}"
+                                        f" + i{axis} / {c.lit(plan.shuffle[1])}"))
+        return SimpleNamespace(
+            padded=padded, row_pad=phase.row_pad, row_len=phase.row_len, count=phase.count,
+            indices=indices, absolute=absolute, tails=tails, logical=logical,
+            padding=padding, local=" + ".join(local) or "0u")
+
+    names, s_terms = _source_offset(plan, c, needed, shuffled=False)
+    read = phase_values(tile.read, True)
+    read.logical += names
+    s_parts = [c.times(f"a{j}", lv.src_stride) for j, lv in enumerate(levels) if lv.merged]
+    d_parts = [c.times(f"a{j}", lv.dst_stride) for j, lv in enumerate(levels)]
+    slice_index = {arg.name: _slice_index(c, arg.mask, dst.dims)
+                   for arg in plan.args if arg.per_slice}
+    box_text = " x ".join(_level_text(levels[j], tile.box[j])
+                          for j in range(len(levels)) if tile.box[j] > 1)
+    return render_template(
+        "tiled.cl.mako", **_values(plan, kernel_name, c),
+        box_text=box_text, banks=BANKS, local_elements=tile.local_elements, starts=starts,
+        read=read, write=phase_values(tile.write, False),
+        s_off=c.sum(s_parts + s_terms, src_const), d_off=c.sum(d_parts, dst_const),
+        slice_index=slice_index, lane_args=set(), block=0)
 
 
 def _slice_index(c: _Expressions, mask: int, dims: tuple[int, ...]) -> str:
