@@ -53,6 +53,10 @@ class Implementation:
     def describe(self) -> str:
         return self.impl
 
+    def report(self) -> str:
+        """More about how it runs, for explain(): empty unless a kernel runs."""
+        return ""
+
 
 class NothingToDo(Implementation):
     """A tensor of zero elements: nothing to read or write, nothing to build."""
@@ -139,6 +143,13 @@ class GeneratedKernel(Implementation):
 
     def describe(self):
         return f"{self.name}:{self.plan.name}"
+
+    def report(self):
+        """The kernel's strategy, NDRange, and lines its first warp touches
+        per load and store (gpu/access.py)."""
+        from .gpu.access import format_report
+        local = self.kernel.ndrange()[1][0]
+        return format_report(self.plan, local)
 
 
 def _host_work(problem):

@@ -54,10 +54,14 @@ class _Primitive:
         verbose.log("create", self.engine.kind, self.kind, self._label, self._signature())
 
     def explain(self) -> str:
-        """Which implementation runs, and why each one before it declined."""
+        """Which implementation runs, and why each one before it declined;
+        for a generated kernel also its strategy, NDRange, bytes per
+        work-item, and the 128-byte lines its first warp of 32 work-items
+        touches per global load and store against the ideal."""
         lines = [f"{name}: declined: {why}" for name, why in self._implementation.declined]
         lines.append(f"{self._label}: runs")
-        return "\n".join(lines)
+        report = self._implementation.report()
+        return "\n".join(lines + ([report] if report else []))
 
     def _signature(self) -> str:
         text = f"{_md_text(self.src_md, 'src')} {_md_text(self.dst_md, 'dst')}"
