@@ -10,8 +10,14 @@ PY      = $(VENV)/bin/python
 demo: opencl
 	$(PY) examples/quickstart.py
 
+# The suite runs with the device's own strategy (CPU kernels on PoCL); the
+# reorder, shuffle and benchdnn tests then run again with the GPU kernels
+# forced (tiled transposes, striped vectors), so both families stay exact.
+GPU_STRATEGY_TESTS = tests/test_reorder_*.py tests/test_shuffle.py tests/test_benchdnn.py
+
 test: opencl
 	$(PY) -m pytest -q
+	CLAYOUT_STRATEGY=gpu $(PY) -m pytest -q $(GPU_STRATEGY_TESTS)
 
 bench: opencl
 	$(PY) benchmarks/bench_reorder.py

@@ -11,15 +11,35 @@ import sys
 import pytest
 
 SCRIPT = pathlib.Path(__file__).parent / "oclgrind" / "bounds_check.py"
+GPU_CASES = pathlib.Path(__file__).parent / "oclgrind" / "gpu_cases.py"
 
 
-def test_kernels_stay_inside_their_destination():
+def _oclgrind():
     oclgrind = shutil.which("oclgrind")
     if oclgrind is None:
         message = "oclgrind is not installed (apt-get install oclgrind)"
         if os.environ.get("CI"):
             pytest.fail(message + " -- CI requires it", pytrace=False)
         pytest.skip(message)
+    return oclgrind
+
+
+def test_gpu_strategy_kernels_have_no_race_and_stay_in_bounds():
+    """The GPU strategy's kernels (tiled transposes with barriers, staging
+    shuffles, striped vectors) on Oclgrind's simulated device: any
+    diagnostic on stderr (a data race, an out-of-bounds access, a barrier
+    not reached by all) fails the test."""
+    env = dict(os.environ, CLAYOUT_STRATEGY="gpu")
+    done = subprocess.run([_oclgrind(), "--data-races", sys.executable, str(GPU_CASES)],
+                          capture_output=True, text=True, timeout=900, env=env)
+    assert done.returncode == 0 and done.stderr.strip() == "", done.stderr[-3000:]
+    words = done.stdout.split()
+    assert words[:2] == ["ok", "38"] and int(words[3]) >= 25 and "Oclgrind" in done.stdout, \
+        done.stdout
+
+
+def test_kernels_stay_inside_their_destination():
+    oclgrind = _oclgrind()
     done = subprocess.run([oclgrind, "--data-races", sys.executable, str(SCRIPT)],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

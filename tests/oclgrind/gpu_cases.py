@@ -1,0 +1,173 @@
+"""Run under Oclgrind with the GPU strategy forced:
+
+    CLAYOUT_STRATEGY=gpu oclgrind --data-races python gpu_cases.py
+
+Small cases of every GPU kernel shape: each tiled transpose (tails, padding,
+weights, 5-D, 2-D), the axis-staging shuffles, striped conversions (aligned
+and not), conversions with scales, zero points and sums, submemory
+destinations, and a launch split in parts. Each destination lies in a
+guarded buffer; the script checks the values against the tests' own
+reference and that no byte outside the destination's elements changed.
+Oclgrind reports any out-of-bounds access, data race or barrier misuse on
+stderr (the test fails on any). Prints 'ok N' after N cases."""
+import os
+import pathlib
+import sys
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+import clayout as cly  # noqa: E402
+from clayout.gpu import build  # noqa: E402
+from reference import assert_padding_zero, per_slice, ref_reorder, ref_shuffle  # noqa: E402
+
+GUARD = 0x5A
+PC = "per-channel"
+
+
+class Case:
+    """One reorder (or shuffle) into a guarded destination."""
+
+    def __init__(self, dims, sdt, stag, ddt, dtag, *, attr=None, parent=None, offsets=None,
+                 shuffle=None, backward=False, split=False):
+        self.dims, self.sdt, self.stag, self.ddt, self.dtag = dims, sdt, stag, ddt, dtag
+        self.attr, self.parent, self.offsets = attr, parent, offsets
+        self.shuffle, self.backward, self.split = shuffle, backward, split
+
+    def __str__(self):
+        text = f"{self.sdt}:{self.stag} -> {self.ddt}:{self.dtag} {self.dims}"
+        return text + (f" shuffle g{self.shuffle}" if self.shuffle else "") + \
+            (f" attr {self.attr}" if self.attr else "") + (" window" if self.parent else "")
+
+
+CASES = [
+    # Tiled transposes, with tails (35, 40 and 70x33 fit no box exactly) and padding.
+    Case((2, 40, 5, 7), "f32", "nchw", "f32", "nhwc"),
+    Case((2, 40, 5, 7), "f32", "nhwc", "f32", "nchw"),
+    Case((2, 40, 3, 5), "f32", "nchw", "f32", "nChw16c"),
+    Case((2, 40, 3, 5), "f32", "nChw16c", "f32", "nchw"),
+    Case((2, 32, 3, 5), "f32", "nChw16c", "f32", "nhwc"),
+    Case((1, 24, 4, 6), "f32", "nhwc", "f32", "nChw8c"),
+    Case((2, 24, 3, 3), "f32", "nChw8c", "f32", "nChw16c"),
+    Case((32, 32, 3, 3), "f32", "oihw", "f32", "OIhw4i16o4i"),
+    Case((32, 48, 3, 3), "f32", "oihw", "f32", "OIhw16i16o"),
+    Case((32, 32, 3, 3), "f32", "OIhw16i16o", "f32", "oihw"),
+    Case((2, 16, 16, 3, 3), "f32", "goihw", "f32", "gOIhw16i16o"),
+    Case((70, 33), "f32", "ab", "f32", "ba"),
+    Case((1, 16, 3, 4, 5), "f32", "ncdhw", "f32", "ndhwc"),
+    Case((2, 64, 4, 4), "bf16", "nhwc", "bf16", "nchw"),
+    Case((2, 64, 5, 5), "s8", "nchw", "s8", "nhwc"),
+    Case((1, 48, 6, 6), "f16", "nchw", "f16", "nhwc"),
+    # Tiled conversions with attributes (applied in the write phase).
+    Case((2, 40, 3, 5), "f32", "nchw", "s8", "nChw16c", attr=PC),
+    Case((2, 32, 3, 5), "s8", "nChw16c", "f32", "nchw", attr=PC),
+    Case((2, 32, 3, 5), "s8", "nchw", "u8", "nhwc", attr="zero points"),
+    Case((2, 32, 3, 5), "f32", "nhwc", "bf16", "nchw", attr="sum"),
+    Case((2, 32, 3, 5), "f32", "nchw", "f16", "nhwc", attr="dst per-channel"),
+    # Striped: the innermost loop is shared (typed aligned vectors, or not).
+    Case((2, 16, 5, 5), "f32", "nchw", "f16", "nchw"),
+    Case((2, 16, 5, 5), "f32", "nchw", "s8", "nchw", attr="tensor"),
+    Case((2, 16, 5, 5), "s8", "nchw", "s32", "nchw"),
+    Case((2, 32, 3, 3), "f32", "nChw16c", "s8", "nChw16c", attr=PC),
+    Case((2, 16, 5, 5), "f32", "nchw", "bf16", "nchw", parent=(2, 16, 5, 6), offsets=(0, 0, 0, 1)),
+    # Submemory destinations of tiled transposes.
+    Case((2, 40, 5, 7), "f32", "nchw", "f32", "nhwc", parent=(2, 48, 5, 7), offsets=(0, 8, 0, 0)),
+    Case((2, 16, 3, 5), "f32", "nchw", "f32", "nChw16c", parent=(2, 64, 3, 5),
+         offsets=(0, 16, 0, 0)),
+    Case((64, 64), "f32", "ab", "f32", "ba", parent=(64, 80), offsets=(0, 8)),
+    Case((2, 16, 3, 5), "f32", "nchw", "s8", "nChw16c", attr=PC, parent=(2, 48, 3, 5),
+         offsets=(0, 32, 0, 0)),
+    # Shuffles: axis staging where a block cuts the groups, else split-axis views.
+    Case((2, 48, 2, 3), "f32", "nChw16c", "f32", "nChw16c", shuffle=3),
+    Case((1, 272, 2, 3), "f32", "nChw16c", "f32", "nChw16c", shuffle=4),
+    Case((2, 64, 3, 3), "f32", "nchw", "f32", "nchw", shuffle=4),
+    Case((2, 64, 3, 3), "f32", "nhwc", "f32", "nhwc", shuffle=4),
+    Case((2, 64, 2, 2), "bf16", "nChw16c", "bf16", "nChw16c", shuffle=4, backward=True),
+    Case((2, 24, 3, 3), "f32", "nChw8c", "f32", "nchw", shuffle=4),
+    # A launch split in parts with global offsets (the limit lowered).
+    Case((2, 64, 8, 8), "f32", "nchw", "f32", "nhwc", split=True),
+    Case((2, 64, 8, 8), "f32", "nchw", "f16", "nchw", split=True),
+]
+
+
+def make_attr(kind, channels, rng):
+    """(Attr, reference keyword arguments as arrays over the logical dims)."""
+    if kind is None:
+        return None, {}
+    if kind == "tensor":
+        return cly.Attr(src_scales=0.5), {"src_scale": np.float32(0.5)}
+    if kind == PC:
+        values = (2.0 ** rng.integers(-3, 2, channels)).astype(np.float32)
+        return cly.Attr(src_scales=cly.Scales(values, mask=2)), {"src_scale": values}
+    if kind == "dst per-channel":
+        values = (2.0 ** rng.integers(-3, 2, channels)).astype(np.float32)
+        return cly.Attr(dst_scales=cly.Scales(values, mask=2)), {"dst_scale": values}
+    if kind == "zero points":
+        return (cly.Attr(src_scales=2.0, src_zero_point=3, dst_zero_point=100),
+                {"src_scale": np.float32(2.0), "src_zp": np.int32(3), "dst_zp": np.int32(100)})
+    if kind == "sum":
+        return cly.Attr(sum_beta=0.5), {"beta": 0.5}
+    raise ValueError(kind)
+
+
+def run(case, engine, rng):
+    dims = case.dims
+    src_md = cly.MemoryDesc(dims, case.sdt, tag=case.stag)
+    parent_md = cly.MemoryDesc(case.parent or dims, case.ddt, tag=case.dtag)
+    dst_md = parent_md.submemory(dims, case.offsets) if case.parent else parent_md
+    values = rng.integers(-60, 60, dims).astype(src_md.dtype.numpy)
+    src = cly.Memory.from_numpy(src_md, engine, values)
+    raw = np.full(parent_md.size + 64, GUARD, np.uint8)
+    parent = cly.Memory(parent_md, engine, raw=raw)
+    dst = cly.Memory(dst_md, engine, buffer=parent)
+    attr, kwargs = make_attr(case.attr, dims[1], rng)
+    if "beta" in kwargs:
+        old = rng.integers(-10, 10, dims).astype(np.float32)
+        cly.reorder(cly.Memory.from_numpy(cly.MemoryDesc(dims, "f32"), engine, old), dst)
+        kwargs["old"] = old
+    before = parent.raw()
+    stream = cly.Stream(engine)
+    if case.shuffle:
+        primitive = cly.Shuffle(src_md, 1, case.shuffle, backward=case.backward,
+                                engine=engine, dst_md=dst_md)
+        want = ref_shuffle(values, 1, case.shuffle, case.backward)
+    else:
+        primitive = cly.Reorder(src_md, dst_md, attr=attr, engine=engine)
+        mask_args = {k: (per_slice(v, 2, dims) if np.ndim(v) else v) for k, v in kwargs.items()
+                     if k != "old"}
+        want, _ = ref_reorder(values, case.sdt, case.ddt, old=kwargs.get("old"), **mask_args)
+    assert primitive.impl == "ocl:generated", (str(case), primitive.impl)
+    assert primitive._implementation.plan.strategy == "gpu", str(case)
+    primitive.execute(stream, src, dst)
+    stream.wait()
+    got = dst.to_numpy()
+    assert np.array_equal(got.astype(np.float64), np.asarray(want).astype(np.float64)), \
+        (str(case), got, want)
+    after = parent.raw()
+    mine = np.zeros(after.size, bool)
+    size = dst_md.dtype.bits // 8
+    for offset in dst_md.element_offsets(padded=True).ravel():
+        mine[offset * size:(offset + 1) * size] = True
+    changed = np.flatnonzero((after != before) & ~mine)
+    assert changed.size == 0, (str(case), changed[:8])
+    if not case.parent:
+        assert_padding_zero(after[:parent_md.size], dims, case.dtag, case.ddt)
+    return primitive._implementation.plan
+
+
+def main():
+    assert os.environ.get("CLAYOUT_STRATEGY") == "gpu", "run with CLAYOUT_STRATEGY=gpu"
+    engine = cly.Engine("opencl")
+    rng = np.random.default_rng(0)
+    tiled = 0
+    limit = build.MAX_LAUNCH_ITEMS
+    for case in CASES:
+        build.MAX_LAUNCH_ITEMS = 1024 if case.split else limit
+        plan = run(case, engine, rng)
+        tiled += plan.tile is not None
+    print("ok", len(CASES), "tiled", tiled, "on", engine.profile.name)
+
+
+if __name__ == "__main__":
+    main()
