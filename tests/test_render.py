@@ -10,16 +10,16 @@ import reference
 import clayout as cly
 from clayout.attr import Attr
 from clayout.gpu.plan import dim_offset, offset_terms, plan_kernel
-from clayout.gpu.profile import CPU_PROFILE
+from clayout.gpu.profile import CPU_PROFILE, GPU_PROFILE
 from clayout.gpu.render import render_kernel, render_template
 from clayout.problem import Problem
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
 
 
-def plan_of(src_md, dst_md, attr=None, shuffle=None, kind=None):
+def plan_of(src_md, dst_md, attr=None, shuffle=None, kind=None, profile=CPU_PROFILE):
     kind = kind or ("shuffle" if shuffle else "reorder")
-    return plan_kernel(Problem(kind, src_md, dst_md, attr, shuffle), CPU_PROFILE)
+    return plan_kernel(Problem(kind, src_md, dst_md, attr, shuffle), profile)
 
 
 def source(src_md, dst_md, attr=None, shuffle=None):
@@ -50,15 +50,20 @@ GOLDEN_CASES = {
                                         md((256, 256, 3, 3), "f32", "OIhw4i16o4i"), None, None),
     "shuffle_g4_f32_nChw16c_C272": (md((1, 272, 56, 56), "f32", "nChw16c"),
                                     md((1, 272, 56, 56), "f32", "nChw16c"), None, (1, 4)),
+    "reorder_f32_to_f16": (md(ACT, "f32", "nchw"), md(ACT, "f16", "nchw"), None, None),
 }
 
 
+@pytest.mark.parametrize("strategy", ["cpu", "gpu"])
 @pytest.mark.parametrize("name", sorted(GOLDEN_CASES))
-def test_rendered_kernels_match_the_golden_files(name):
+def test_rendered_kernels_match_the_golden_files(name, strategy):
     """A change to a rendered kernel shows here as a diff to review; set
-    CLAYOUT_UPDATE_GOLDEN=1 to write the new files after reading it."""
-    code = render_kernel(plan_of(*GOLDEN_CASES[name]))
-    path = GOLDEN / f"{name}.cl"
+    CLAYOUT_UPDATE_GOLDEN=1 to write the new files after reading it. The
+    GPU strategy's kernels (planned for the stand-in GPU profile) are in
+    golden/gpu/."""
+    profile = GPU_PROFILE if strategy == "gpu" else CPU_PROFILE
+    code = render_kernel(plan_of(*GOLDEN_CASES[name], profile=profile))
+    path = GOLDEN / ("gpu" if strategy == "gpu" else "") / f"{name}.cl"
     if os.environ.get("CLAYOUT_UPDATE_GOLDEN"):
         path.write_text(code)
     assert path.exists(), f"{path} is missing: render it with CLAYOUT_UPDATE_GOLDEN=1"
@@ -148,6 +153,17 @@ def test_huge_tensors_get_64_bit_offsets():
     small = (3, 16, 16, 16)
     plan, code = source(md(small, "s8", "nchw"), md(small, "s8", "nhwc"))
     assert not plan.wide_index and "const uint item" in code and "UL" not in code
+
+
+def test_huge_tiled_transposes_keep_32_bit_positions_in_the_box():
+    """Past 2^31 elements the offsets and loop indices are 64-bit; the
+    positions inside a box (lane, row, column) stay 32-bit."""
+    big = (3, 1024, 1024, 1024)
+    plan = plan_of(md(big, "s8", "nchw"), md(big, "s8", "nhwc"), profile=GPU_PROFILE)
+    code = render_kernel(plan)
+    assert plan.tile is not None and plan.wide_index
+    assert "const ulong s_off" in code and "const ulong d_off" in code and "ulong box" in code
+    assert "for (uint r = lane;" in code and "const uint j" in code
 
 
 def test_big_launches_on_a_gpu_profile_loop_over_items():

@@ -14,7 +14,6 @@ alignment there).
 """
 from __future__ import annotations
 
-import math
 from collections import OrderedDict
 from dataclasses import dataclass
 

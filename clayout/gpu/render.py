@@ -235,9 +235,12 @@ def _render_tiled(plan: KernelPlan, kernel_name: str | None, c: _Expressions) ->
     # Where the box starts along each loop, from the work-group's number,
     # the innermost loop first (neighbouring groups, neighbouring memory).
     outer = [j for j in reversed(range(len(levels))) if tile.counts[j] > 1]
-    starts = [(f"a{j}" if tile.box[j] == 1 else f"a{j}_0",
-               None if n == len(outer) - 1 else tile.counts[j], tile.box[j])
-              for n, j in enumerate(outer)]
+    starts = []
+    for n, j in enumerate(outer):
+        count = None if n == len(outer) - 1 else tile.counts[j]
+        step = "box" if count is None else f"(box % {c.lit(count)})"
+        starts.append((f"a{j}" if tile.box[j] == 1 else f"a{j}_0", count,
+                       c.times(step, tile.box[j])))
     axis = plan.shuffle[0] if plan.shuffle else None
 
     def phase_values(phase, reading):
@@ -271,7 +274,8 @@ def _render_tiled(plan: KernelPlan, kernel_name: str | None, c: _Expressions) ->
             index = f"j{j}"
             if reading and levels[j].dims == (axis,):
                 # The source position read goes where the destination wants it.
-                index = f"(c{axis} / {levels[j].mult}u) % {levels[j].extent}u"
+                index = f"c{axis}" if levels[j].mult == 1 else f"c{axis} / {levels[j].mult}u"
+                index = f"({index} % {levels[j].extent}u)"
             local.append(_Expressions(False).times(index, tile.local_stride(j)))
         if reading and axis is not None:
             rows = src.dims[axis] // plan.shuffle[1]

@@ -60,11 +60,9 @@ __kernel void ${name}(__global const ${src_type} *restrict src,
 
     // This work-group's box: where it starts along each loop.
     ${idx} box = get_global_id(1);
-% for start, count, size in starts:
-%   if count is None:
-    const ${idx} ${start} = ${"box" if size == 1 else f"box * {lit(size)}"};
-%   else:
-    const ${idx} ${start} = (box % ${lit(count)}) * ${lit(size)};
+% for start, count, value in starts:
+    const ${idx} ${start} = ${value};
+%   if count is not None:
     box /= ${lit(count)};
 %   endif
 % endfor
