@@ -467,7 +467,8 @@ def _plan_gpu(problem, profile, levels, common) -> KernelPlan:
         axis_levels = [j for j, lv in enumerate(split) if shuffle and lv.dims == (shuffle[0],)]
         lanes = profile.preferred_multiple if profile.preferred_multiple > 1 else tuning.lanes
         tile = plan_tile(split, steps, src_md, dst_md, axis_levels, lanes,
-                         min(tuning.tile_bytes, profile.local_mem // 2))
+                         min(tuning.tile_bytes, profile.local_mem // 2),
+                         elements=4 * common["work_group"])
         if tile is not None:
             span = _span(src_md, dst_md, math.prod(lv.extent for lv in split))
             return KernelPlan(levels=tuple(split), vec=1, items=tile.boxes, chunks=1,

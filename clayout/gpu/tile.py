@@ -143,15 +143,29 @@ def _phase(box, levels, order, stride, lanes: int) -> Phase:
     return Phase(order, row, row_len, pad, rows)
 
 
+def _fill(box: list, levels, order, elements: int, fits) -> None:
+    """Grow ``box`` along ``order`` (innermost first), doubling, until it
+    holds ``elements``: a work-group then has several elements per lane
+    to move between barriers."""
+    for level in order:
+        while math.prod(box) < elements and box[level] < levels[level].extent:
+            trial = box.copy()
+            trial[level] = min(box[level] * 2, levels[level].extent)
+            if not fits(trial):
+                return
+            box[level] = trial[level]
+
+
 def plan_tile(levels, steps, src: MemoryDesc, dst: MemoryDesc, shuffle_levels,
-              lanes: int, tile_bytes: int) -> Tile | None:
+              lanes: int, tile_bytes: int, elements: int = 1024) -> Tile | None:
     """The box a work-group transposes through local memory, or None when
     no box both fits ``tile_bytes`` and holds a source row.
 
     ``levels`` are the plan's loops in destination order, ``steps`` how far
     one step of each moves in the source; ``shuffle_levels`` are the levels
     of a shuffled axis (the box holds them whole: any position may feed any
-    other).
+    other). A box with rows long enough is then grown in the destination's
+    order towards ``elements``.
     """
     n = len(levels)
     if not any(step == 1 for step in steps):
@@ -179,6 +193,7 @@ def plan_tile(levels, steps, src: MemoryDesc, dst: MemoryDesc, shuffle_levels,
     src_target = max(lanes, LINE // src_bytes)
     _grow(box, levels, dst_order, dst_stride, dst_target, lanes, fits)
     _grow(box, levels, src_order, src_stride, src_target, lanes, fits)
+    _fill(box, levels, dst_order, elements, fits)
     read = _phase(box, levels, src_order, src_stride, lanes)
     write = _phase(box, levels, dst_order, dst_stride, lanes)
     if read.row_len < 2:

@@ -1,7 +1,7 @@
 // clayout reorder: f32 abcd 8x256x56x56 -> f32 aBcd16b 8x256x56x56
-// Each work-group moves a box of cd:32 x b:16 through local memory:
-// it reads rows of 32 elements contiguous in the source, and
-// writes rows of 512 contiguous in the destination.
+// Each work-group moves a box of cd:64 x b:16 through local memory:
+// it reads rows of 64 elements contiguous in the source, and
+// writes rows of 1024 contiguous in the destination.
 // Loops, outermost first: ab:128 cd:3136 b:16
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -10,20 +10,20 @@ __kernel void reorder_f32_abcd_to_f32_aBcd16b(__global const float *restrict src
 {
     // The box in destination order, one spare element after every 32
     // (the read phase then strides across the memory banks).
-    __local float tile[527];
+    __local float tile[1055];
     const uint lane = get_local_id(0);
     const uint lanes = get_local_size(0);
 
     // This work-group's box: where it starts along each loop.
     uint box = get_global_id(1);
-    const uint a1_0 = (box % 98u) * 32u;
-    box /= 98u;
+    const uint a1_0 = (box % 49u) * 64u;
+    box /= 49u;
     const uint a0 = box;
 
     // 1. Read the box from the source into local memory.
-    for (uint r = lane; r < 512u; r += lanes) {
-        const uint j1 = r % 32u;
-        const uint j2 = r / 32u;
+    for (uint r = lane; r < 1024u; r += lanes) {
+        const uint j1 = r % 64u;
+        const uint j2 = r / 64u;
         const uint a1 = a1_0 + j1;
         const uint a2 = j2;
         const uint s_off = a0 * 50176u + a1 + a2 * 3136u;
@@ -33,7 +33,7 @@ __kernel void reorder_f32_abcd_to_f32_aBcd16b(__global const float *restrict src
     barrier(CLK_LOCAL_MEM_FENCE);
 
     // 2. Write the box to the destination, converted.
-    for (uint r = lane; r < 512u; r += lanes) {
+    for (uint r = lane; r < 1024u; r += lanes) {
         const uint j2 = r % 16u;
         const uint j1 = r / 16u;
         const uint a1 = a1_0 + j1;

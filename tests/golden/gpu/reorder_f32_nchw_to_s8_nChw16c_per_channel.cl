@@ -1,7 +1,7 @@
 // clayout reorder: f32 abcd 8x256x56x56 -> s8 aBcd16b 8x256x56x56
-// Each work-group moves a box of cd:32 x b:16 through local memory:
-// it reads rows of 32 elements contiguous in the source, and
-// writes rows of 512 contiguous in the destination.
+// Each work-group moves a box of cd:64 x b:16 through local memory:
+// it reads rows of 64 elements contiguous in the source, and
+// writes rows of 1024 contiguous in the destination.
 // Loops, outermost first: a:8 b:16 cd:3136 b:16
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -10,22 +10,22 @@ __kernel void reorder_f32_abcd_to_s8_aBcd16b(__global const float *restrict src,
 {
     // The box in destination order, one spare element after every 32
     // (the read phase then strides across the memory banks).
-    __local float tile[527];
+    __local float tile[1055];
     const uint lane = get_local_id(0);
     const uint lanes = get_local_size(0);
 
     // This work-group's box: where it starts along each loop.
     uint box = get_global_id(1);
-    const uint a2_0 = (box % 98u) * 32u;
-    box /= 98u;
+    const uint a2_0 = (box % 49u) * 64u;
+    box /= 49u;
     const uint a1 = (box % 16u);
     box /= 16u;
     const uint a0 = box;
 
     // 1. Read the box from the source into local memory.
-    for (uint r = lane; r < 512u; r += lanes) {
-        const uint j2 = r % 32u;
-        const uint j3 = r / 32u;
+    for (uint r = lane; r < 1024u; r += lanes) {
+        const uint j2 = r % 64u;
+        const uint j3 = r / 64u;
         const uint a2 = a2_0 + j2;
         const uint a3 = j3;
         const uint i1 = a1 * 16u + a3;
@@ -36,7 +36,7 @@ __kernel void reorder_f32_abcd_to_s8_aBcd16b(__global const float *restrict src,
     barrier(CLK_LOCAL_MEM_FENCE);
 
     // 2. Write the box to the destination, converted.
-    for (uint r = lane; r < 512u; r += lanes) {
+    for (uint r = lane; r < 1024u; r += lanes) {
         const uint j3 = r % 16u;
         const uint j2 = r / 16u;
         const uint a2 = a2_0 + j2;
