@@ -131,3 +131,39 @@ def test_explain_command_plans_without_a_device():
     bad = subprocess.run([sys.executable, "-m", "clayout.explain", "--src", "f99:nchw",
                           "--dims", "1x2"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "f99" in bad.stderr
+
+
+def test_the_benchmark_access_table_prints_every_case():
+    import pathlib
+    script = pathlib.Path(__file__).parents[1] / "benchmarks" / "access_report.py"
+    done = subprocess.run([sys.executable, str(script), "--shapes", "1x32x8x8"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| ")][1:]
+    assert len(rows) == 18 and all(" tiled " in r or " striped " in r for r in rows)
+
+
+@pytest.mark.parametrize("dst_dims, offsets", [
+    ((2, 16, 6, 8), (0, 0, 0, 0)), ((2, 16, 6, 12), (0, 0, 0, 4)), ((2, 16, 6, 10), (0, 0, 0, 2)),
+    ((2, 20, 6, 8), (0, 4, 0, 0)), ((3, 16, 6, 8), (1, 0, 0, 0)), ((2, 16, 7, 8), (0, 0, 1, 0))])
+@pytest.mark.parametrize("dt", ["f16", "s8", "f32"])
+def test_a_plan_claims_aligned_vectors_only_when_every_vector_is(dst_dims, offsets, dt):
+    """Typed vector accesses fault on a GPU when misaligned: wherever a plan
+    says ``aligned``, every vector it moves must start on its own size."""
+    from clayout.gpu.access import _Offsets
+    dims = (2, 16, 6, 8)
+    window = cly.MemoryDesc(dst_dims, dt).submemory(dims, offsets)
+    plan = plan_kernel(Problem("reorder", cly.MemoryDesc(dims, "f32"), window), GPU_PROFILE)
+    assert plan.vector
+    starts = _Offsets(plan)
+    inner = len(plan.levels) - 1
+    seen = set()
+    for item in range(plan.items):
+        a, rest = [0] * len(plan.levels), item
+        for j in reversed(range(len(plan.levels))):
+            extent = plan.levels[j].extent // (plan.vec if j == inner else 1)
+            rest, a[j] = divmod(rest, extent)
+        a[inner] *= plan.vec
+        i = starts.logical(a)
+        seen.add((starts.src(a, i) % plan.vec, starts.dst(a) % plan.vec))
+    assert plan.aligned == (seen == {(0, 0)}), (plan.aligned, seen)
