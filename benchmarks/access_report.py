@@ -53,8 +53,8 @@ def main():
     parser.add_argument("--shapes", default="8x256x56x56")
     args = parser.parse_args()
     for dims in shapes(args.shapes):
-        print(f"| case | cpu plan: load src | cpu: store dst | gpu plan | gpu: load src "
-              f"| gpu: store dst |\n|---|---|---|---|---|---|")
+        print("| case | cpu plan: load src | cpu: store dst | gpu plan | gpu: load src "
+              "| gpu: store dst |\n|---|---|---|---|---|---|")
         for name, problem in problems(dims):
             cpu = plan_kernel(problem, CPU_PROFILE)
             gpu = plan_kernel(problem, GPU_PROFILE)
