@@ -131,7 +131,7 @@ class Kernel(_LockedKernel):
             name = f"{plan.name}_{hashlib.sha1(source.encode()).hexdigest()[:10]}"
             source = render_kernel(plan, name)
         self._device = engine.device
-        self._ndrange = None
+        self._ndrange = self._launches = None
         super().__init__(engine, source, name)
 
     def ndrange(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -150,26 +150,34 @@ class Kernel(_LockedKernel):
                 self._ndrange = ((-(-items // local) * local,), (local,))
         return self._ndrange
 
+    def _parts(self) -> list[tuple[tuple[int, ...], tuple[int, ...] | None]]:
+        """(global size, global offset) of each launch: one, unless the
+        NDRange holds more than MAX_LAUNCH_ITEMS work-items. Worked out once
+        per limit (tests lower it)."""
+        if self._launches is None or self._launches[0] != MAX_LAUNCH_ITEMS:
+            global_size, local_size = self.ndrange()
+            dim = len(global_size) - 1  # the dim that counts items or boxes
+            group = local_size[dim]
+            step = max(group, MAX_LAUNCH_ITEMS // math.prod(global_size[:dim]) // group * group)
+            total = global_size[dim]
+            if total <= step:
+                parts = [(global_size, None)]
+            else:
+                parts = [(global_size[:dim] + (min(step, total - first),), (0,) * dim + (first,))
+                         for first in range(0, total, step)]
+            self._launches = (MAX_LAUNCH_ITEMS, parts)
+        return self._launches[1]
+
     def launch(self, queue, src, dst, args, wait_for=None):
         """Enqueue the kernel on buffers src and dst with the values of
         ``plan.args`` in order; returns its Event. A launch of more than
         MAX_LAUNCH_ITEMS work-items goes as several, each with its global
         offset (the kernels read their position from get_global_id)."""
-        global_size, local_size = self.ndrange()
-        dim = len(global_size) - 1  # the dim that counts items or boxes
-        per_item = math.prod(global_size[:dim])
-        step = max(local_size[dim], MAX_LAUNCH_ITEMS // per_item // local_size[dim]
-                   * local_size[dim])
-        total = global_size[dim]
-        if total <= step:
-            return self._enqueue(queue, global_size, local_size, (src, dst, *args), wait_for)
-        events = []
-        for first in range(0, total, step):
-            size = global_size[:dim] + (min(step, total - first),)
-            offset = (0,) * dim + (first,)
-            events.append(self._enqueue(queue, size, local_size, (src, dst, *args),
-                                        wait_for, offset))
-        return marker(queue, events)
+        local_size = self.ndrange()[1]
+        args = (src, dst, *args)
+        events = [self._enqueue(queue, size, local_size, args, wait_for, offset)
+                  for size, offset in self._parts()]
+        return events[0] if len(events) == 1 else marker(queue, events)
 
 
 def _kernel_key(engine, key):

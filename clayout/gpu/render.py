@@ -242,6 +242,7 @@ def _render_tiled(plan: KernelPlan, kernel_name: str | None, c: _Expressions) ->
         starts.append((f"a{j}" if tile.box[j] == 1 else f"a{j}_0", count,
                        c.times(step, tile.box[j])))
     axis = plan.shuffle[0] if plan.shuffle else None
+    u = _Expressions(False)  # positions in the box are 32-bit whatever the offsets
 
     def phase_values(phase, reading):
         indices = []
@@ -276,7 +277,7 @@ def _render_tiled(plan: KernelPlan, kernel_name: str | None, c: _Expressions) ->
                 # The source position read goes where the destination wants it.
                 index = f"c{axis}" if levels[j].mult == 1 else f"c{axis} / {levels[j].mult}u"
                 index = f"({index} % {levels[j].extent}u)"
-            local.append(_Expressions(False).times(index, tile.local_stride(j)))
+            local.append(u.times(index, tile.local_stride(j)))
         if reading and axis is not None:
             rows = src.dims[axis] // plan.shuffle[1]
             logical.append((f"c{axis}", f"(i{axis} % {c.lit(plan.shuffle[1])}) * {c.lit(rows)}"
