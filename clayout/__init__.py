@@ -3,10 +3,11 @@ from . import tags
 from .attr import Attr, Scales, ZeroPoints
 from .engine import Engine, Stream, default_engine
 from .errors import Error, ExecutionError, InvalidArgumentError, UnimplementedError
+from .extra import Extra
 from .gpu.cache import kernel_cache
 from .memory import Memory
 from .memory_desc import MemoryDesc
 from .primitives import Reorder, Shuffle, reorder, shuffle
 
-__all__ = ["Attr", "Reorder", "Shuffle", "shuffle", "Scales", "ZeroPoints", "reorder", "Engine", "Error", "ExecutionError", "default_engine", "InvalidArgumentError", "kernel_cache", "Memory", "MemoryDesc",
+__all__ = ["Attr", "Reorder", "Shuffle", "shuffle", "Scales", "ZeroPoints", "reorder", "Engine", "Error", "ExecutionError", "Extra", "default_engine", "InvalidArgumentError", "kernel_cache", "Memory", "MemoryDesc",
            "Stream", "UnimplementedError", "tags"]

@@ -6,6 +6,7 @@ import numbers
 
 import numpy as np
 
+from .dtypes import data_type as _data_type
 from .errors import InvalidArgumentError
 
 
@@ -18,10 +19,23 @@ class _PerSlice:
 
     _dtype = np.float32
     _what = "scales"
+    _data_types = ("f32", "bf16", "f16")
 
-    def __init__(self, values, mask: int = 0):
+    def __init__(self, values, mask: int = 0, groups=None, data_type=None):
         if not isinstance(mask, numbers.Integral) or isinstance(mask, bool) or mask < 0:
             raise InvalidArgumentError(f"{self._what} mask {mask!r}: expected an integer >= 0")
+        data_type = self._data_types[0] if data_type is None else data_type
+        dt = None
+        try:
+            dt = _data_type(data_type)
+        except InvalidArgumentError:
+            pass
+        if dt is None or dt.name not in self._data_types:
+            raise InvalidArgumentError(
+                f"{self._what} data_type {data_type!r}: expected one of "
+                f"{', '.join(self._data_types)}")
+        self.data_type = dt.name
+        self.groups = _groups(groups, self._what)
         if values is None or isinstance(values, (str, bytes)):
             raise InvalidArgumentError(
                 f"{self._what} values {values!r}: expected a number or a 1-d sequence of numbers")
@@ -41,7 +55,18 @@ class _PerSlice:
             raise InvalidArgumentError(
                 f"{self._what} values {values!r}: expected 32-bit integers")
         self.mask = int(mask)
-        self.values = np.ascontiguousarray(array.reshape(-1), dtype=self._dtype)
+        if self._dtype is np.int32 and array.size and (
+                array.min() < dt.min or array.max() > dt.max):
+            bad = array.min() if array.min() < dt.min else array.max()
+            raise InvalidArgumentError(
+                f"{self._what} value {bad} does not fit data_type {dt.name} "
+                f"({int(dt.min)}..{int(dt.max)})")
+        values = np.ascontiguousarray(array.reshape(-1), dtype=self._dtype)
+        if self._dtype is np.float32 and dt.name != "f32":
+            # Stored in the data type: each value rounded once, to nearest even.
+            with np.errstate(over="ignore"):
+                values = values.astype(dt.numpy).astype(np.float32)
+        self.values = values
         self.values.setflags(write=False)
 
     @property
@@ -51,32 +76,100 @@ class _PerSlice:
     def masked_dims(self) -> tuple[int, ...]:
         return tuple(d for d in range(self.mask.bit_length()) if self.mask >> d & 1)
 
+    def group_sizes(self, ndims: int) -> tuple[int, ...]:
+        """Per dim, how many consecutive indices share one value (1 off the
+        last two dims, and everywhere without groups)."""
+        sizes = [1] * ndims
+        if self.groups is not None:
+            sizes[ndims - 2:] = self.groups
+        return tuple(sizes)
+
+    def kind(self):
+        """What shapes generated code: the mask, and the groups if any."""
+        return self.mask if self.groups is None else (self.mask, self.groups)
+
     def check(self, dims: tuple[int, ...], arg: str):
-        """Raise InvalidArgumentError unless the mask and value count fit ``dims``."""
+        """Raise InvalidArgumentError unless the mask, groups and value count fit ``dims``."""
         if self.mask >> len(dims):
             raise InvalidArgumentError(
                 f"{arg} {self._what} mask {self.mask:#b} names a dim beyond the "
                 f"{len(dims)} dims {dims!r}")
-        want = math.prod(dims[d] for d in self.masked_dims())
+        if self.groups is not None:
+            if not arg.startswith("src"):
+                raise InvalidArgumentError(
+                    f"{arg} {self._what} groups {self.groups!r}: groups apply to the "
+                    f"source's scales and zero points only")
+            if len(dims) < 2:
+                raise InvalidArgumentError(
+                    f"{arg} {self._what} groups {self.groups!r} apply to the last two "
+                    f"dims; the tensor has {len(dims)} dims {dims!r}")
+            for d, g in zip(range(len(dims) - 2, len(dims)), self.groups):
+                if g > 1 and not self.mask >> d & 1:
+                    raise InvalidArgumentError(
+                        f"{arg} {self._what} group {g} on dim {d}: dim {d} is not in "
+                        f"the mask {self.mask:#b}")
+                if dims[d] % g:
+                    raise InvalidArgumentError(
+                        f"{arg} {self._what} group {g} does not divide dim {d} "
+                        f"({dims[d]}) of {dims!r}")
+        sizes = self.group_sizes(len(dims))
+        want = math.prod(dims[d] // sizes[d] for d in self.masked_dims())
         if self.values.size != want:
+            groups = "" if self.groups is None else f" and groups {self.groups!r}"
             raise InvalidArgumentError(
-                f"{arg} {self._what} with mask {self.mask:#b} on dims {dims!r} need "
-                f"{want} values, got {self.values.size}")
+                f"{arg} {self._what} with mask {self.mask:#b}{groups} on dims {dims!r} "
+                f"need {want} values, got {self.values.size}")
 
     def __repr__(self):
         shown = self.values[0] if self.values.size == 1 else f"[{self.values.size} values]"
-        return f"{type(self).__name__}({shown}, mask={self.mask:#b})"
+        extra = "" if self.groups is None else f", groups={self.groups!r}"
+        if self.data_type != self._data_types[0]:
+            extra += f", data_type={self.data_type!r}"
+        return f"{type(self).__name__}({shown}, mask={self.mask:#b}{extra})"
+
+
+def _groups(groups, what: str):
+    """``groups`` as a pair for the last two dims, or None when every group is 1."""
+    if groups is None:
+        return None
+    try:
+        pair = tuple(groups)
+    except TypeError:
+        pair = None
+    if (pair is None or len(pair) != 2 or not all(
+            isinstance(g, numbers.Integral) and not isinstance(g, bool) and g >= 1
+            for g in pair)):
+        raise InvalidArgumentError(
+            f"{what} groups {groups!r}: expected two integers >= 1, the group sizes "
+            f"along the last two dims (e.g. (1, 32))")
+    pair = tuple(int(g) for g in pair)
+    return None if pair == (1, 1) else pair
 
 
 class Scales(_PerSlice):
-    """Scaling factors (f32): ``Scales(2.0)`` or ``Scales(values, mask=0b10)``."""
+    """Scaling factors: ``Scales(2.0)``, ``Scales(values, mask=0b10)``, or grouped,
+    ``Scales(values, mask=0b11, groups=(1, 32), data_type="f16")``.
+
+    ``groups`` (source scales only) gives the sizes of the groups of
+    consecutive indices along the last two dims that share one value, as
+    oneDNN's; a group above 1 needs its dim in the mask and must divide it.
+    ``data_type`` (f32, bf16 or f16) is the type the values are stored in:
+    each is rounded to it once, to nearest even. Raises InvalidArgumentError
+    for a bad mask, groups, data type or values.
+    """
 
 
 class ZeroPoints(_PerSlice):
-    """Zero points (s32): ``ZeroPoints(-1)`` or ``ZeroPoints(values, mask=0b10)``."""
+    """Zero points: ``ZeroPoints(-1)``, ``ZeroPoints(values, mask=0b10)``, or grouped
+    (source only), ``ZeroPoints(values, mask=0b11, groups=(1, 32), data_type="u4")``.
+
+    ``data_type`` (s32, s8, u8, s4 or u4) is the type the values are stored
+    in; a value outside it raises InvalidArgumentError.
+    """
 
     _dtype = np.int32
     _what = "zero points"
+    _data_types = ("s32", "s8", "u8", "s4", "u4")
 
 
 def _scales(value):
@@ -115,9 +208,11 @@ class Attr:
                    ("src_scales", "dst_scales", "src_zero_point", "dst_zero_point", "sum_beta"))
 
     def kinds(self) -> tuple:
-        """What shapes the generated code (masks, not values): part of a kernel's key."""
+        """What shapes the generated code (masks and groups, not values): part
+        of a kernel's key. Each of the four per-slice attributes is None, its
+        mask, or (mask, groups); then whether a sum is taken."""
         def kind(v):
-            return None if v is None else v.mask
+            return None if v is None else v.kind()
         return (kind(self.src_scales), kind(self.dst_scales), kind(self.src_zero_point),
                 kind(self.dst_zero_point), self.sum_beta is not None)
 

@@ -48,11 +48,12 @@ class DataType:
         return self.name
 
 
-def _float(name, np_dtype, cl_storage):
+def _float(name, np_dtype, cl_storage, bits=None):
     np_dtype = np.dtype(np_dtype)
     info = ml_dtypes.finfo(np_dtype)
-    return DataType(name, np_dtype.itemsize * 8, np_dtype, cl_storage, "float",
-                    float(info.min), float(info.max))
+    low = 0.0 if name == "e8m0" else float(info.min)  # e8m0 has no sign
+    return DataType(name, bits or np_dtype.itemsize * 8, np_dtype, cl_storage, "float",
+                    low, float(info.max))
 
 
 def _int(name, np_dtype, cl_storage, bits=None):
@@ -76,6 +77,8 @@ DATA_TYPES: dict[str, DataType] = {
         _float("f8_e4m3", ml_dtypes.float8_e4m3fn, "uchar"),
         _int("s4", ml_dtypes.int4, "uchar", bits=4),
         _int("u4", ml_dtypes.uint4, "uchar", bits=4),
+        _float("f4_e2m1", ml_dtypes.float4_e2m1fn, "uchar", bits=4),
+        _float("e8m0", ml_dtypes.float8_e8m0fnu, "uchar"),
     )
 }
 

@@ -9,10 +9,11 @@ import numpy as np
 
 from .dtypes import DataType, data_type as _data_type
 from .errors import InvalidArgumentError
+from .extra import Extra
 from .tags import LETTERS, MAX_NDIMS, TagLayout, expand_tag, format_tag, parse_tag
 
 _FIELDS = ("dims", "data_type", "format_kind", "padded_dims", "padded_offsets",
-           "offset0", "strides", "inner_blks", "inner_idxs")
+           "offset0", "strides", "inner_blks", "inner_idxs", "extra")
 
 
 #: Offsets and sizes are int64 in the kernels and the host path.
@@ -55,15 +56,24 @@ class MemoryDesc:
     both (the tag gives the inner blocks, the strides the outer dims), or from
     neither (dense row-major). Descriptors are immutable and hashable.
 
-    Raises InvalidArgumentError for bad dims, tags, strides or data types.
+    ``extra`` (an Extra) adds compensation values after the padded data of
+    s8 weights (oneDNN's memory_extra_desc); ``size`` counts them, and
+    equality and hashing include them.
+
+    Raises InvalidArgumentError for bad dims, tags, strides, data types or extra.
     """
 
     __slots__ = _FIELDS + ("_hash",)
 
-    def __init__(self, dims, data_type, tag=None, strides=None):
+    def __init__(self, dims, data_type, tag=None, strides=None, extra=None):
         dims = _check_dims(dims)
         dt = _data_type(data_type)
         ndims = len(dims)
+        if extra is not None:
+            if not isinstance(extra, Extra):
+                raise InvalidArgumentError(f"extra {extra!r}: expected a clayout.Extra")
+            if tag == "any":
+                raise InvalidArgumentError(f"{extra!r}: not allowed with tag 'any'")
         if tag == "any":
             if strides is not None:
                 raise InvalidArgumentError(f"strides {strides!r}: not allowed with tag 'any'")
@@ -90,8 +100,11 @@ class MemoryDesc:
             if len(strides) != ndims:
                 raise InvalidArgumentError(
                     f"strides {strides!r}: {len(strides)} strides for {ndims} dims {dims!r}")
+        if extra is not None:
+            extra.check(padded, dt.name)
+            extra = None if extra.is_empty else extra
         self._set(dims, dt.name, "blocked", padded, (0,) * ndims, 0, strides,
-                  tuple(s for _, s in layout.blocks), tuple(d for d, _ in layout.blocks))
+                  tuple(s for _, s in layout.blocks), tuple(d for d, _ in layout.blocks), extra)
         self._check_int64()
         self._check_strides()
 
@@ -128,6 +141,7 @@ class MemoryDesc:
     # -- construction helpers -------------------------------------------------
 
     def _set(self, *values):
+        values += (None,) * (len(_FIELDS) - len(values))  # no extra
         for name, value in zip(_FIELDS, values):
             object.__setattr__(self, name, value)
         object.__setattr__(self, "_hash", hash(values))
@@ -139,6 +153,12 @@ class MemoryDesc:
         return md
 
     def _replace(self, **changes) -> "MemoryDesc":
+        if self.extra is not None and "extra" not in changes:
+            # A view (window, permutation, reshape) of weights would leave
+            # their compensation values behind.
+            raise InvalidArgumentError(
+                f"{self!r}: a descriptor with {self.extra!r} has no views; make one "
+                f"without extra")
         fields = {name: getattr(self, name) for name in _FIELDS}
         fields.update(changes)
         return MemoryDesc._from_fields(**fields)
@@ -221,7 +241,20 @@ class MemoryDesc:
         if self.format_kind == "any" or self.nelems() == 0:
             return 0
         span = max(e * s if e > 1 else 1 for e, s in zip(self._outer_extents, self.strides))
-        return self.dtype.nbytes(max(span, self.inner_size))
+        data = self.dtype.nbytes(max(span, self.inner_size))
+        return data if self.extra is None else data + self.extra.nbytes(self.padded_dims)
+
+    def without_extra(self) -> "MemoryDesc":
+        """This descriptor's elements alone (its data, with no compensation)."""
+        return self if self.extra is None else self._replace(extra=None)
+
+    @property
+    def compensation_offset(self) -> int:
+        """Byte offset of the first compensation value (the data's size), or
+        None without compensation."""
+        if self.extra is None or not self.extra.masks():
+            return None
+        return self.size - self.extra.nbytes(self.padded_dims)
 
     def nelems(self, padded: bool = False) -> int:
         """Number of elements, of the padded tensor when ``padded``."""
@@ -487,6 +520,8 @@ class MemoryDesc:
                     f"{s}{LETTERS[d]}" for s, d in zip(self.inner_blks, self.inner_idxs))
             if any(self.padded_offsets):
                 layout += " offsets=" + "x".join(map(str, self.padded_offsets))
+            if self.extra is not None:
+                layout += " extra=" + self.extra.text()
         return f"<MemoryDesc {dims} {self.data_type} {layout}>"
 
 

@@ -19,14 +19,19 @@ def _describe_attr(attr: Attr | None) -> str:
     if attr is None or attr.is_empty:
         return ""
     parts = []
+
+    def text(arg, v):
+        groups = "" if v.groups is None else f":{v.groups[0]}x{v.groups[1]}"
+        return f"{arg}:{v.mask}:{v.data_type}{groups}"
+
     for arg, name in (("src", "src_scales"), ("dst", "dst_scales")):
         v = getattr(attr, name)
         if v is not None:
-            parts.append(f"attr-scales:{arg}:{v.mask}")
+            parts.append(f"attr-scales:{text(arg, v)}")
     for arg, name in (("src", "src_zero_point"), ("dst", "dst_zero_point")):
         v = getattr(attr, name)
         if v is not None:
-            parts.append(f"attr-zero-points:{arg}:{v.mask}")
+            parts.append(f"attr-zero-points:{text(arg, v)}")
     if attr.sum_beta is not None:
         parts.append(f"attr-post-ops:sum:{attr.sum_beta:g}")
     return " ".join(parts)

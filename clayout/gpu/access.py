@@ -84,10 +84,12 @@ class _Offsets:
         for arg in self.plan.args:
             if arg.per_slice:
                 pos, stride = 0, 1
-                for d in reversed(range(len(self.plan.dst_md.dims))):
+                dims = self.plan.dst_md.dims
+                for d in reversed(range(len(dims))):
                     if arg.mask >> d & 1:
-                        pos += i[d] * stride
-                        stride *= self.plan.dst_md.dims[d]
+                        g = arg.group(d, len(dims))
+                        pos += i[d] // g * stride
+                        stride *= dims[d] // g
                 out[arg.field] = pos
         return out
 

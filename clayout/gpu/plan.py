@@ -104,10 +104,20 @@ class KernelArg:
     c_type: str        # "float" or "int"
     field: str         # "src_scales", "dst_scales", "src_zero_point", "dst_zero_point", "sum_beta"
     mask: int = 0
+    groups: tuple[int, int] | None = None   # group sizes along the last two dims
 
     @property
     def per_slice(self) -> bool:
         return self.mask != 0
+
+    def group(self, d: int, ndims: int) -> int:
+        """How many consecutive indices of dim ``d`` share one value."""
+        return 1 if self.groups is None or d < ndims - 2 else self.groups[d - (ndims - 2)]
+
+
+def kind_mask(kind) -> int | None:
+    """The mask of an attribute kind (None, a mask, or (mask, groups))."""
+    return kind[0] if isinstance(kind, tuple) else kind
 
 
 #: Attribute fields in the order of the formula, and their arguments' names and C types.
@@ -321,8 +331,9 @@ def _aligned(md: MemoryDesc, levels, inner: Level, linear, vec: int, const: int,
 
 
 def _kernel_args(kinds: tuple) -> tuple[KernelArg, ...]:
-    args = [KernelArg(name + ("s" if mask else ""), c_type, field, mask)
-            for (field, name, c_type), mask in zip(ATTR_FIELDS, kinds[:4]) if mask is not None]
+    args = [KernelArg(name + ("s" if kind_mask(kind) else ""), c_type, field, kind_mask(kind),
+                      kind[1] if isinstance(kind, tuple) else None)
+            for (field, name, c_type), kind in zip(ATTR_FIELDS, kinds[:4]) if kind is not None]
     if kinds[4]:
         args.append(KernelArg("beta", "float", "sum_beta"))
     return tuple(args)
@@ -345,7 +356,8 @@ def plan_kernel(problem: Problem, profile: DeviceProfile) -> KernelPlan:
         if views is not None:  # a shuffle has no attributes
             (src_md, dst_md), shuffle = views, None
     special = set()  # dims whose logical index the kernel needs on its own
-    for mask in kinds[:4]:
+    for kind in kinds[:4]:
+        mask = kind_mask(kind)
         special |= {d for d in range(dst_md.ndims) if mask and mask >> d & 1}
     if shuffle is not None:
         special.add(shuffle[0])
@@ -423,8 +435,11 @@ def _plan_cpu(problem, profile, levels, special, padded, common) -> KernelPlan:
     # The loaded vectors may run along a masked dim when its values are
     # consecutive in every per-slice array (the mask's last dim): they are
     # then loaded as vectors too (per-channel scales for nChw16c -> nchw).
+    # Grouped values are not: one value covers several lanes.
+    masks = [kind_mask(kind) for kind in kinds[:4]]
     lanes_ok = {d for d in range(dst_md.ndims) if d not in padded and all(
-        not (mask and mask >> d & 1) or mask.bit_length() - 1 == d for mask in kinds[:4])}
+        not (mask and mask >> d & 1) or mask.bit_length() - 1 == d and not isinstance(kind, tuple)
+        for mask, kind in zip(masks, kinds[:4]))}
     blocked = (_block_transpose(src_md, levels, special - lanes_ok, tuning)
                if transposable else None)
     if blocked:

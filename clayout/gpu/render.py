@@ -164,8 +164,9 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
     lanes = levels[last - 1] if plan.block else None
     for arg in plan.args:
         if arg.per_slice:
-            slice_index[arg.name] = _slice_index(c, arg.mask, dst.dims)
-            if lanes is not None and not lanes.merged and arg.mask >> lanes.dims[0] & 1:
+            slice_index[arg.name] = _slice_index(c, arg, dst.dims)
+            if (lanes is not None and not lanes.merged and arg.mask >> lanes.dims[0] & 1
+                    and arg.group(lanes.dims[0], dst.ndims) == 1):
                 lane_args.add(arg.name)  # one value per lane: loaded as a vector
 
     step = levels[last - 1].dst_stride if plan.block else 0
@@ -292,7 +293,7 @@ def _render_tiled(plan: KernelPlan, kernel_name: str | None, c: _Expressions) ->
     read.logical += names
     s_parts = [c.times(f"a{j}", lv.src_stride) for j, lv in enumerate(levels) if lv.merged]
     d_parts = [c.times(f"a{j}", lv.dst_stride) for j, lv in enumerate(levels)]
-    slice_index = {arg.name: _slice_index(c, arg.mask, dst.dims)
+    slice_index = {arg.name: _slice_index(c, arg, dst.dims)
                    for arg in plan.args if arg.per_slice}
     box_text = " x ".join(_level_text(levels[j], tile.box[j])
                           for j in range(len(levels)) if tile.box[j] > 1)
@@ -304,11 +305,14 @@ def _render_tiled(plan: KernelPlan, kernel_name: str | None, c: _Expressions) ->
         slice_index=slice_index, lane_args=set(), block=0)
 
 
-def _slice_index(c: _Expressions, mask: int, dims: tuple[int, ...]) -> str:
-    """C expression: the position of an element's value in a per-slice array."""
+def _slice_index(c: _Expressions, arg: KernelArg, dims: tuple[int, ...]) -> str:
+    """C expression: the position of an element's value in a per-slice array
+    (of one value per group, for grouped scales and zero points)."""
     terms, stride = [], 1
     for d in reversed(range(len(dims))):
-        if mask >> d & 1:
-            terms.append(c.times(f"i{d}", stride))
-            stride *= dims[d]
+        if arg.mask >> d & 1:
+            g = arg.group(d, len(dims))
+            index = f"i{d}" if g == 1 else f"(i{d} / {c.lit(g)})"
+            terms.append(c.times(index, stride))
+            stride *= dims[d] // g
     return c.sum(reversed(terms))

@@ -189,6 +189,8 @@ def read_elements(dt: DataType, raw: np.ndarray, offsets: np.ndarray, base: int 
         size = dt.bits // 8
         return raw[: raw.size - raw.size % size].view(dt.numpy)[offsets]
     nibbles = (raw[offsets >> 1] >> ((offsets & 1) * 4).astype(np.uint8)) & 0x0F
+    if dt.is_float:  # f4_e2m1: ml_dtypes keeps the code in the low bits of a byte
+        return nibbles.astype(np.uint8).view(dt.numpy)
     if dt.min < 0:  # sign-extend s4
         nibbles = np.where(nibbles >= 8, nibbles.astype(np.int16) - 16, nibbles)
     return nibbles.astype(dt.numpy)
@@ -211,7 +213,10 @@ def write_elements(dt: DataType, raw: np.ndarray, offsets: np.ndarray, values: n
         if written is not None:
             written[:whole].view(_MASK_TYPES[size])[offsets] = np.iinfo(_MASK_TYPES[size]).max
         return
-    nibbles = values.astype(np.int8).view(np.uint8) & 0x0F
+    if dt.is_float:
+        nibbles = np.ascontiguousarray(values, dt.numpy).view(np.uint8) & 0x0F
+    else:
+        nibbles = values.astype(np.int8).view(np.uint8) & 0x0F
     for half in (0, 1):  # two elements a byte, the first in the low nibble
         pick = (offsets & 1) == half
         where = offsets[pick] >> 1

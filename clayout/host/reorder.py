@@ -57,9 +57,10 @@ def _per_slice(v, ndims: int, dims, index, ct):
     """A Scales/ZeroPoints' values for the elements at ``index`` (broadcastable)."""
     if v.mask == 0:
         return ct(v.values[0])
-    shape = [dims[d] if v.mask >> d & 1 else 1 for d in range(ndims)]
+    groups = v.group_sizes(ndims)
+    shape = [dims[d] // groups[d] if v.mask >> d & 1 else 1 for d in range(ndims)]
     full = v.values.reshape(shape).astype(ct)
-    picks = tuple(index[d] if v.mask >> d & 1 else np.zeros((1,) * ndims, np.int64)
+    picks = tuple(index[d] // groups[d] if v.mask >> d & 1 else np.zeros((1,) * ndims, np.int64)
                   for d in range(ndims))
     return full[picks]
 
