@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from .dtypes import data_type as _data_type
+from .dtypes import data_type as _data_type, f64_to_f32_odd
 from .errors import InvalidArgumentError
 
 
@@ -61,11 +61,16 @@ class _PerSlice:
             raise InvalidArgumentError(
                 f"{self._what} value {bad} does not fit data_type {dt.name} "
                 f"({int(dt.min)}..{int(dt.max)})")
-        values = np.ascontiguousarray(array.reshape(-1), dtype=self._dtype)
         if self._dtype is np.float32 and dt.name != "f32":
-            # Stored in the data type: each value rounded once, to nearest even.
+            # Stored in the data type: each value rounded once, to nearest
+            # even (f16 straight from f64; bf16 through f32 rounded to odd).
+            wide = np.asarray(array.reshape(-1), dtype=np.float64)
             with np.errstate(over="ignore"):
-                values = values.astype(dt.numpy).astype(np.float32)
+                if dt.name == "bf16":
+                    wide = f64_to_f32_odd(wide)
+                values = wide.astype(dt.numpy).astype(np.float32)
+        else:
+            values = np.ascontiguousarray(array.reshape(-1), dtype=self._dtype)
         self.values = values
         self.values.setflags(write=False)
 

@@ -82,6 +82,20 @@ DATA_TYPES: dict[str, DataType] = {
     )
 }
 
+def f64_to_f32_odd(values: np.ndarray) -> np.ndarray:
+    """f64 rounded to f32 "to odd": truncated, with the last bit set when
+    inexact. Rounding that once more to a type of at least two fewer
+    significand bits gives the correctly rounded result (no double rounding)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        f = values.astype(np.float32)
+        bits = f.view(np.uint32).copy()
+        overshoot = np.abs(f.astype(np.float64)) > np.abs(values)
+        bits[overshoot] -= 1
+        inexact = (bits.view(np.float32).astype(np.float64) != values) & np.isfinite(values)
+        bits[inexact] |= 1
+    return bits.view(np.float32)
+
+
 #: The types every primitive serves; the others are declared for descriptors.
 CORE_TYPES = ("f32", "f16", "bf16", "s32", "s8", "u8")
 

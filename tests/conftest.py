@@ -54,3 +54,22 @@ def gpu_engine(cl_engine, monkeypatch):
     """The OpenCL device with the GPU strategy's plans (striped and tiled
     kernels), whatever its kind and CLAYOUT_STRATEGY say."""
     return _engine_with_strategy(cl_engine, monkeypatch, "gpu")
+
+
+@pytest.fixture
+def kernels_decline(monkeypatch):
+    """Call it with data types: the generated kernels then decline every
+    problem with one of them, which runs on the host fallback instead (for
+    tests of that path, now that every type but e8m0 has a kernel)."""
+    from clayout.implementations import GeneratedKernel
+
+    original = GeneratedKernel.decline.__func__
+
+    def decline_types(*types):
+        def decline(cls, problem, engine):
+            hit = {problem.src_md.data_type, problem.dst_md.data_type} & set(types)
+            if hit and engine.is_opencl:
+                return f"{sorted(hit)[0]}: declined by the test"
+            return original(cls, problem, engine)
+        monkeypatch.setattr(GeneratedKernel, "decline", classmethod(decline))
+    return decline_types

@@ -540,3 +540,161 @@ def assert_padding_zero(raw, dims, tag, dt, what="padding"):
                           for o in bad[:6])
         raise AssertionError(f"{what}: {bad.size} of {int(pad.sum())} padding elements of "
                              f"{tag} {tuple(dims)} {dt} are not zero; at padded index: {shown}")
+
+
+# =============================================================================
+# Packed 4-bit types (s4, u4, f4_e2m1) and grouped scales / zero points
+# =============================================================================
+#
+# A 4-bit element at element offset k (what `element_offsets` gives for its
+# layout) lies in byte k // 2: the low nibble when k is even, the high nibble
+# when k is odd. The helpers below read and write nibbles one by one, so they
+# stay obviously right (the tests keep their tensors small).
+
+#: f4_e2m1 magnitudes by code 0..7 (bit 3 of a code is the sign)
+F4_E2M1_VALUES = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
+#: the 4-bit types and their NumPy (ml_dtypes) types
+NIBBLE_NP = {"s4": ml_dtypes.int4, "u4": ml_dtypes.uint4, "f4_e2m1": ml_dtypes.float4_e2m1fn}
+
+
+def nibble_codes(values, dt):
+    """The 4-bit codes (uint8, 0..15) of `values`, which must be exact values
+    of the 4-bit type dt: s4 in two's complement, u4 as is, f4_e2m1 as the
+    sign in bit 3 and the index of the magnitude in F4_E2M1_VALUES."""
+    if dt == "f4_e2m1":
+        v = np.asarray(values).astype(np.float64).reshape(-1)
+        codes = []
+        for x in v:
+            assert abs(x) in F4_E2M1_VALUES, f"{x!r} is not an f4_e2m1 value"
+            codes.append(F4_E2M1_VALUES.index(abs(x)) | (8 if math.copysign(1, x) < 0 else 0))
+        return np.array(codes, dtype=np.uint8).reshape(np.shape(values))
+    lo, hi = INT_RANGE[dt]
+    ints = np.asarray(values).astype(np.int64)
+    assert ints.size == 0 or (ints.min() >= lo and ints.max() <= hi), f"not {dt} values"
+    return (ints & 0xF).astype(np.uint8)
+
+
+def nibble_values(codes, dt):
+    """The values (of NIBBLE_NP[dt]) of 4-bit codes: nibble_codes backwards."""
+    codes = np.asarray(codes).astype(np.int64) & 0xF
+    if dt == "u4":
+        return codes.astype(ml_dtypes.uint4)
+    if dt == "s4":
+        return np.where(codes >= 8, codes - 16, codes).astype(ml_dtypes.int4)
+    assert dt == "f4_e2m1", dt
+    magnitude = np.array(F4_E2M1_VALUES)[codes & 7]
+    return np.where(codes & 8, -magnitude, magnitude).astype(ml_dtypes.float4_e2m1fn)
+
+
+def get_nibbles(raw, offsets):
+    """The 4-bit codes (uint8) at the element offsets `offsets` of the bytes raw."""
+    raw = np.ascontiguousarray(raw).view(np.uint8).reshape(-1)
+    offsets = np.asarray(offsets, dtype=np.int64)
+    out = np.empty(offsets.shape, dtype=np.uint8)
+    for index, k in np.ndenumerate(offsets):
+        out[index] = (int(raw[k // 2]) >> (4 * (k % 2))) & 0xF
+    return out
+
+
+def put_nibbles(raw, offsets, codes):
+    """Store the 4-bit codes at the element offsets of the uint8 array raw (in
+    place); every other nibble keeps its value."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    codes = np.broadcast_to(np.asarray(codes, dtype=np.int64), offsets.shape)
+    for k, c in zip(offsets.reshape(-1).tolist(), codes.reshape(-1).tolist()):
+        assert 0 <= c <= 15
+        keep = 0xF0 if k % 2 == 0 else 0x0F
+        raw[k // 2] = (int(raw[k // 2]) & keep) | (c << (4 * (k % 2)))
+    return raw
+
+
+def window_offsets(parent_dims, tag, dims, offsets):
+    """Element offsets (shape dims) of a window of `dims` at `offsets` of a
+    parent tensor of layout `tag`: what a submemory's elements occupy."""
+    every = element_offsets(parent_dims, tag)
+    return np.ascontiguousarray(every[tuple(slice(o, o + n) for o, n in zip(offsets, dims))])
+
+
+def raw_of_packed(logical, tag, dt, pad_nibble=0):
+    """Bytes of the 4-bit array `logical` (exact dt values) in layout `tag`:
+    ceil(physical elements / 2) bytes; padding nibbles, and the spare high
+    nibble of the last byte when the count is odd, hold pad_nibble."""
+    logical = np.asarray(logical)
+    count = physical_size(logical.shape, tag)
+    raw = np.full((count + 1) // 2, pad_nibble * 0x11, dtype=np.uint8)
+    return put_nibbles(raw, element_offsets(logical.shape, tag), nibble_codes(logical, dt))
+
+
+def logical_of_packed(raw, dims, tag, dt):
+    """The 4-bit logical array (NIBBLE_NP[dt]) held by the bytes raw in layout `tag`."""
+    return nibble_values(get_nibbles(raw, element_offsets(dims, tag)), dt)
+
+
+def assert_padding_nibbles_zero(raw, dims, tag, what="padding"):
+    """Every padding element (nibble) of a 4-bit tensor in layout `tag` is 0."""
+    __tracebackhide__ = True
+    pad = np.nonzero(padding_mask(dims, tag))[0]
+    codes = get_nibbles(raw, pad)
+    bad = pad[codes != 0]
+    if bad.size:
+        raise AssertionError(f"{what}: {bad.size} of {pad.size} padding nibbles of {tag} "
+                             f"{tuple(dims)} are not zero, first at element offsets "
+                             f"{bad[:8].tolist()}: {codes[codes != 0][:8].tolist()}")
+
+
+def to_f4_e2m1(x):
+    """x (floats, exact in f64) converted to f4_e2m1: to nearest, a tie to the
+    even code; |x| above 6 (inf included) saturates to +-6; NaN -> +0; the
+    sign of zero is kept. Element by element, by exact comparisons."""
+    with np.errstate(invalid="ignore"):
+        x = np.asarray(x, dtype=np.float64)
+    out = np.empty(x.shape, dtype=np.float64)
+    for index, v in np.ndenumerate(x):
+        if math.isnan(v):
+            out[index] = 0.0
+            continue
+        negative = math.copysign(1, v) < 0
+        magnitude = abs(v)
+        if magnitude >= 6.0:
+            best = 6.0
+        else:
+            below = max(m for m in F4_E2M1_VALUES if m <= magnitude)
+            above = min(m for m in F4_E2M1_VALUES if m >= magnitude)
+            d_below = fractions.Fraction(magnitude) - fractions.Fraction(below)
+            d_above = fractions.Fraction(above) - fractions.Fraction(magnitude)
+            if d_below != d_above:
+                best = below if d_below < d_above else above
+            else:  # a tie (or below == above): the even code
+                best = below if F4_E2M1_VALUES.index(below) % 2 == 0 else above
+        out[index] = -best if negative else best
+    return out.astype(ml_dtypes.float4_e2m1fn)
+
+
+def stored_scales(values, dt):
+    """Scale values as stored in the data type dt (f32, bf16 or f16): each
+    rounded once from its exact value to nearest even; returned as f32."""
+    return np.asarray(round_float(np.asarray(values, dtype=np.float64), dt)).astype(np.float32)
+
+
+def per_group(values, mask, groups, dims):
+    """Grouped per-slice values for every element (array of shape dims).
+
+    Dim d counts when bit d of mask is set; along it, `group[d]` consecutive
+    indices share one value (groups = (g_row, g_col) on the last two dims, 1
+    on the others; None means all 1). The values are in C order over the
+    masked dims' group counts dims[d] // group[d]. Element by element."""
+    values = np.asarray(values).reshape(-1)
+    n = len(dims)
+    group = [1] * n
+    if groups is not None:
+        group[n - 2:] = groups
+    masked = [d for d in range(n) if mask >> d & 1]
+    counts = [dims[d] // group[d] for d in masked]
+    assert values.size == math.prod(counts), (values.size, counts)
+    out = np.empty(tuple(dims), dtype=values.dtype)
+    for index in np.ndindex(*dims):
+        flat = 0
+        for d, count in zip(masked, counts):
+            flat = flat * count + index[d] // group[d]
+        out[index] = values[flat]
+    return out

@@ -174,7 +174,14 @@ class Kernel(_LockedKernel):
         MAX_LAUNCH_ITEMS work-items goes as several, each with its global
         offset (the kernels read their position from get_global_id)."""
         local_size = self.ndrange()[1]
-        args = (src, dst, *args)
+        if self.plan.nibbles == "passes":
+            # Even nibbles, then odd ones: no two work-items of one launch
+            # store the same byte, and the second launch sees the first's.
+            first = self._launch(queue, local_size, (src, dst, *args, np.uint32(0)), wait_for)
+            return self._launch(queue, local_size, (src, dst, *args, np.uint32(1)), [first])
+        return self._launch(queue, local_size, (src, dst, *args), wait_for)
+
+    def _launch(self, queue, local_size, args, wait_for):
         events = [self._enqueue(queue, size, local_size, args, wait_for, offset)
                   for size, offset in self._parts()]
         return events[0] if len(events) == 1 else marker(queue, events)

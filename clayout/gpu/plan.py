@@ -152,6 +152,7 @@ class KernelPlan:
     vector: bool = False              # the innermost loop is contiguous on both sides
     aligned: bool = False             # vectors start on their own size: typed accesses
     tile: Tile | None = None          # each work-group moves a box through local memory
+    nibbles: str | None = None        # a 4-bit destination: "pairs" or "passes" (below)
 
     @property
     def launch_items(self) -> int:
@@ -409,8 +410,13 @@ def constant_offsets(src_md: MemoryDesc, dst_md: MemoryDesc, linear) -> tuple[in
 
 def _span(src_md: MemoryDesc, dst_md: MemoryDesc, elements: int) -> int:
     """The largest element offset the kernel may form: 64-bit offsets beyond 2^31."""
-    return max(src_md.size // max(1, src_md.dtype.bits // 8) + src_md.offset0,
-               dst_md.size // max(1, dst_md.dtype.bits // 8) + dst_md.offset0, elements)
+    return max(src_md.size * 8 // src_md.dtype.bits + src_md.offset0,
+               dst_md.size * 8 // dst_md.dtype.bits + dst_md.offset0, elements)
+
+
+#: Types the kernels move one element at a time (decoded and encoded by
+#: helper functions, or packed two to a byte): no vectors, no transposes.
+ELEMENTWISE_TYPES = ("f8_e5m2", "f8_e4m3", "s4", "u4", "f4_e2m1")
 
 
 def _vector_ok(src_md, dst_md, inner: Level, compute: str) -> bool:
@@ -418,8 +424,33 @@ def _vector_ok(src_md, dst_md, inner: Level, compute: str) -> bool:
     index matters (a merged loop: shuffle axis, masks and padding are never
     merged), so whole vectors can move."""
     return (inner.merged and inner.src_stride == 1 and inner.dst_stride == 1
-            and not src_md.dtype.packed and not dst_md.dtype.packed
+            and src_md.data_type not in ELEMENTWISE_TYPES
+            and dst_md.data_type not in ELEMENTWISE_TYPES
             and not (dst_md.data_type == "bf16" and compute == "double"))
+
+
+def _nibble_mode(src_md, dst_md, levels, vec: int, linear) -> str | None:
+    """How a kernel writes a 4-bit destination without touching a nibble it
+    does not own (two elements share a byte, and a byte store is the
+    smallest there is):
+
+    - "pairs": every work-item's run of ``vec`` elements starts on a byte and
+      fills whole bytes (even run, contiguous innermost loop, even strides
+      and start), so it stores whole bytes that hold only its elements;
+    - "passes": otherwise (odd extents or offsets, strided windows): two
+      launches, the first writing the even nibbles, the second the odd
+      ones, each byte read, changed in its own nibble, and written back by
+      one work-item at a time.
+
+    None for a destination of whole bytes.
+    """
+    if not dst_md.dtype.packed:
+        return None
+    inner = levels[-1]
+    _, dst_const = constant_offsets(src_md, dst_md, linear)
+    even = (vec % 2 == 0 and inner.dst_stride == 1 and dst_const % 2 == 0
+            and all(lv.dst_stride % 2 == 0 for lv in levels[:-1]))
+    return "pairs" if even else "passes"
 
 
 def _plan_cpu(problem, profile, levels, special, padded, common) -> KernelPlan:
@@ -431,7 +462,9 @@ def _plan_cpu(problem, profile, levels, special, padded, common) -> KernelPlan:
     # store rounds to it without cl_khr_fp16 arithmetic), not with a sum
     # (the old destination would be read transposed), not in double.
     transposable = (common["shuffle"] is None and not kinds[4] and common["compute"] == "float"
-                    and (problem.moves_bits or dst_md.data_type != "f16"))
+                    and (problem.moves_bits or dst_md.data_type != "f16")
+                    and src_md.data_type not in ELEMENTWISE_TYPES
+                    and dst_md.data_type not in ELEMENTWISE_TYPES)
     # The loaded vectors may run along a masked dim when its values are
     # consecutive in every per-slice array (the mask's last dim): they are
     # then loaded as vectors too (per-channel scales for nChw16c -> nchw).
@@ -466,7 +499,9 @@ def _plan_cpu(problem, profile, levels, special, padded, common) -> KernelPlan:
     span = _span(src_md, dst_md, items * vec * max(block, 1))
     return KernelPlan(levels=tuple(levels), vec=vec, items=items,
                       chunks=_chunks(items, profile), wide_index=span >= 2**31,
-                      fastest=fastest, block=block, vector=vector, **common)
+                      fastest=fastest, block=block, vector=vector,
+                      nibbles=_nibble_mode(src_md, dst_md, levels, vec, common["linear"]),
+                      **common)
 
 
 def _plan_gpu(problem, profile, levels, common) -> KernelPlan:
@@ -476,7 +511,8 @@ def _plan_gpu(problem, profile, levels, common) -> KernelPlan:
     src_md, dst_md, shuffle = common["src_md"], common["dst_md"], common["shuffle"]
     tuning = profile.tuning
     inner = levels[-1]
-    if shuffle is not None or _source_step(src_md, inner) != 1:
+    packed = src_md.dtype.packed or dst_md.dtype.packed  # no nibbles in local memory
+    if not packed and (shuffle is not None or _source_step(src_md, inner) != 1):
         split = _split_at_source_blocks(levels, src_md)
         steps = [_source_step(src_md, lv) for lv in split]
         axis_levels = [j for j, lv in enumerate(split) if shuffle and lv.dims == (shuffle[0],)]
@@ -496,9 +532,11 @@ def _plan_gpu(problem, profile, levels, common) -> KernelPlan:
         widest = max(src_md.dtype.bits, dst_md.dtype.bits) // 8
         vec = next(v for v in (16, 8, 4, 2, 1)
                    if v * widest <= tuning.vector_bytes and inner.extent % v == 0)
+    elif dst_md.dtype.packed and inner.dst_stride == 1 and inner.extent % 2 == 0:
+        vec = 2  # a byte per work-item: neighbours store neighbouring bytes
     items = math.prod(lv.extent for lv in levels) // vec
     aligned = False
-    if vec > 1:
+    if vec > 1 and not dst_md.dtype.packed:
         sizes = [src_md.dtype.bits // 8 * vec, dst_md.dtype.bits // 8 * vec]
         src_const, dst_const = constant_offsets(src_md, dst_md, common["linear"])
         aligned = (max(sizes) <= profile.base_align
@@ -506,8 +544,10 @@ def _plan_gpu(problem, profile, levels, common) -> KernelPlan:
                    and _aligned(dst_md, levels, inner, common["linear"], vec, dst_const, False))
     span = _span(src_md, dst_md, items * vec)
     return KernelPlan(levels=tuple(levels), vec=vec, items=items, chunks=_chunks(items, profile),
-                      wide_index=span >= 2**31, fastest=fastest, vector=vec > 1,
-                      aligned=aligned, **common)
+                      wide_index=span >= 2**31, fastest=fastest,
+                      vector=vec > 1 and not dst_md.dtype.packed, aligned=aligned,
+                      nibbles=_nibble_mode(src_md, dst_md, levels, vec, common["linear"]),
+                      **common)
 
 
 def describe(md: MemoryDesc) -> str:

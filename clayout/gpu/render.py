@@ -22,7 +22,8 @@ TEMPLATES = pathlib.Path(__file__).resolve().parents[1] / "templates"
 
 #: OpenCL storage type of each data type the kernels serve.
 STORAGE = {"f32": "float", "f64": "double", "f16": "ushort", "bf16": "ushort",
-           "s32": "int", "s8": "char", "u8": "uchar"}
+           "s32": "int", "s8": "char", "u8": "uchar", "f8_e5m2": "uchar", "f8_e4m3": "uchar",
+           "s4": "uchar", "u4": "uchar", "f4_e2m1": "uchar"}
 INTEGERS = ("s32", "s8", "u8")
 
 
@@ -191,6 +192,13 @@ def _values(plan: KernelPlan, kernel_name: str | None, c: _Expressions) -> dict:
         helpers.add("bf16")
     if ddt == "bf16" and plan.compute == "double":
         helpers.add("bf16_from_double")
+    for dt in (sdt, ddt):
+        if dt in ("f8_e5m2", "f8_e4m3", "f4_e2m1") and not bit_copy:
+            helpers.add(dt)
+        if dt in ("s4", "u4", "f4_e2m1"):
+            helpers.add("nibble")
+    if plan.nibbles is None and src.dtype.packed and bit_copy:
+        helpers.discard("nibble")
     return dict(
         kind="shuffle" if plan.name.startswith("shuffle") else "reorder",
         name=kernel_name or plan.name, src_desc=describe(src), dst_desc=describe(dst),
@@ -198,7 +206,7 @@ def _values(plan: KernelPlan, kernel_name: str | None, c: _Expressions) -> dict:
         fp64=plan.compute == "double", helpers=helpers, idx="ulong" if plan.wide_index else "uint",
         lit=c.lit, indent=indent, declaration=declaration, storage=STORAGE,
         src_type=STORAGE[sdt], dst_type=STORAGE[ddt], src_dt=sdt, dst_dt=ddt, ct=plan.compute,
-        args={a.field: a for a in plan.args}, aligned=plan.aligned,
+        args={a.field: a for a in plan.args}, aligned=plan.aligned, nibbles=plan.nibbles,
         bit_copy=bit_copy, saturate_only=no_attr and sdt in INTEGERS and ddt in INTEGERS)
 
 

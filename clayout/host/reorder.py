@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..attr import Attr
-from ..dtypes import DataType
+from ..dtypes import DataType, f64_to_f32_odd
 from ..memory_desc import MemoryDesc, element_span
 from . import layout
 from .layout import (box_indices, box_offsets, box_view, boxes, digit_view, read_elements,
@@ -23,24 +23,11 @@ def compute_dtype(src: DataType, dst: DataType):
     return np.float64 if "f64" in (src.name, dst.name) else np.float32
 
 
-def f64_to_f32_odd(values: np.ndarray) -> np.ndarray:
-    """f64 rounded to f32 "to odd": truncated, with the last bit set when
-    inexact. Rounding that once more to a type of at least two fewer
-    significand bits gives the correctly rounded result (no double rounding)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        f = values.astype(np.float32)
-        bits = f.view(np.uint32).copy()
-        overshoot = np.abs(f.astype(np.float64)) > np.abs(values)
-        bits[overshoot] -= 1
-        inexact = (bits.view(np.float32).astype(np.float64) != values) & np.isfinite(values)
-        bits[inexact] |= 1
-    return bits.view(np.float32)
-
-
 def convert(values: np.ndarray, dst: DataType) -> np.ndarray:
     """Convert f32/f64 values to ``dst`` with one rounding, to nearest even;
     integers saturate and take 0 for NaN; floats follow their type's overflow
-    rule (inf, or NaN for f8_e4m3, which has no infinity) and keep NaN."""
+    rule (inf; NaN for f8_e4m3, which has no infinity; the largest value for
+    f4_e2m1, which saturates) and keep NaN (f4_e2m1, which has none: +0)."""
     if dst.is_int:
         high = S32_MAX_FROM_F32 if dst.name == "s32" and values.dtype == np.float32 else dst.max
         v = np.where(np.isnan(values), 0, values)
@@ -50,7 +37,10 @@ def convert(values: np.ndarray, dst: DataType) -> np.ndarray:
         # rounded to odd instead (NumPy's own f64 -> f32 / f16 round once).
         values = f64_to_f32_odd(values)
     with np.errstate(over="ignore", invalid="ignore"):
-        return values.astype(dst.numpy)
+        out = values.astype(dst.numpy)
+    if dst.name == "f4_e2m1":  # no NaN in the format: +0 (ml_dtypes' zero may be -0)
+        out = np.where(np.isnan(values), np.zeros((), dst.numpy), out)
+    return out
 
 
 def _per_slice(v, ndims: int, dims, index, ct):

@@ -69,6 +69,46 @@ ${indent(capture(element_offsets, True), 4)}\
 ${indent(capture(convert, 1), 4)}\
 }
 </%def>\
+<%def name="nibble_elements()">\
+## Element by element into a 4-bit destination, never storing a byte that
+## holds a nibble this work-item does not own (plan.py, _nibble_mode).
+% if nibbles == "pairs":
+uint low = 0;  // the run's even element, stored with the odd one
+% endif
+for (int k = 0; k < ${vec}; ++k) {
+${indent(capture(element_offsets, True), 4)}\
+% if nibbles == "passes":
+    if ((d_off & 1) != parity)
+        continue;  // the other pass's nibble
+% endif
+    uint code = 0;  // padding stays 0
+% if padding:
+    if (!(${padding})) {
+${indent(capture(nibble_code), 8)}\
+    }
+% else:
+${indent(capture(nibble_code), 4)}\
+% endif
+% if nibbles == "pairs":
+    if (k & 1)
+        dst[d_off >> 1] = (uchar)(low | code << 4);
+    else
+        low = code;
+% else:
+    const uint shift = parity << 2;
+    dst[d_off >> 1] = (uchar)((dst[d_off >> 1] & ~(15u << shift)) | code << shift);
+% endif
+}
+</%def>\
+<%def name="nibble_code()">\
+% if bit_copy:
+code = nibble(src, s_off);  // same type: a bit copy
+% else:
+${ct} x = ${load(src_dt, "src", "s_off", 1)};
+${apply_attributes(1, "d_off")}\
+code = ${to_code(dst_dt, "x")};
+% endif
+</%def>\
 <%def name="vectors()">\
 ## ${vec} elements contiguous on both sides, as one vector.
 const int k = 0;
@@ -113,7 +153,9 @@ vstore${block}((${vector})(${", ".join(f"r{k}.s{'0123456789abcdef'[j]}" for k in
 </%def>\
 <%def name="item_body()">\
 ${decompose()}\
-% if block:
+% if nibbles:
+${nibble_elements()}\
+% elif block:
 ${register_transpose()}\
 % elif vector:
 ${vectors()}\
@@ -130,7 +172,7 @@ ${elements()}\
 % endif
 ${helper_functions()}
 __kernel void ${name}(__global const ${src_type} *restrict src,
-        __global ${dst_type} *restrict dst${"".join(", " + declaration(a) for a in args.values())})
+        __global ${dst_type} *restrict dst${"".join(", " + declaration(a) for a in args.values())}${", const uint parity" if nibbles == "passes" else ""})
 {
 % if chunks > 1:
     for (int chunk = 0; chunk < ${chunks}; ++chunk) {
