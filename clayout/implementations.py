@@ -17,7 +17,10 @@ from .problem import Problem
 #: The generated kernels index tensors of up to this many dims (as oneDNN's GPU shuffle).
 MAX_KERNEL_NDIMS = 6
 #: The data types the generated kernels serve.
-KERNEL_TYPES = ("f32", "f16", "bf16", "s32", "s8", "u8", "f64")
+KERNEL_TYPES = ("f32", "f16", "bf16", "s32", "s8", "u8", "f64",
+                "f8_e5m2", "f8_e4m3", "s4", "u4", "f4_e2m1")
+#: Converted through f32 helper functions: not with f64 (that would round twice).
+_F32_ONLY = ("f8_e5m2", "f8_e4m3", "f4_e2m1")
 
 
 class Implementation:
@@ -118,18 +121,30 @@ class GeneratedKernel(Implementation):
                 return f"{md.data_type}: no OpenCL kernel is generated for it yet"
             if md.data_type == "f64" and not engine.profile.fp64:
                 return "f64: the device lacks cl_khr_fp64"
+        types = {problem.src_md.data_type, problem.dst_md.data_type}
+        if "f64" in types and types & set(_F32_ONLY) and not problem.moves_bits:
+            return (f"f64 with {(types & set(_F32_ONLY)).pop()}: the kernels convert "
+                    f"these through f32, which would round twice")
         return None
 
     def __init__(self, problem, engine):
         super().__init__(problem, engine)
+        from .compensation import data_problem
         from .gpu.build import get_kernel, upload
+        from .gpu.compensation import get_compensation_kernel
         from .gpu.plan import plan_kernel
 
-        self.plan = plan_kernel(problem, engine.profile)
+        # Weights with extra: the data kernel writes the s8 values (into the
+        # descriptor without extra, scale_adjust folded into the src scale),
+        # then the compensation kernel sums them (clayout/compensation.py).
+        data = data_problem(problem)
+        self.plan = plan_kernel(data, engine.profile)
         self.kernel = get_kernel(engine, self.plan)
+        self.compensation = (get_compensation_kernel(engine, problem.dst_md)
+                             if problem.dst_md.extra is not None else None)
         self.args = []
         for arg in self.plan.args:
-            value = getattr(problem.attr, arg.field)
+            value = getattr(data.attr, arg.field)
             np_type = np.float32 if arg.c_type == "float" else np.int32
             if arg.field == "sum_beta":
                 self.args.append(np_type(value))
@@ -139,10 +154,14 @@ class GeneratedKernel(Implementation):
                 self.args.append(np_type(value.values[0]))
 
     def execute(self, queue, src, dst, wait_for):
-        return self.kernel.launch(queue, src.storage, dst.storage, self.args, wait_for)
+        event = self.kernel.launch(queue, src.storage, dst.storage, self.args, wait_for)
+        if self.compensation is not None:  # reads the weights just written
+            event = self.compensation.launch(queue, dst.storage, [event])
+        return event
 
     def describe(self):
-        return f"{self.name}:{self.plan.name}"
+        text = f"{self.name}:{self.plan.name}"
+        return text + "+compensation" if self.compensation is not None else text
 
     def report(self):
         """The kernel's strategy, NDRange, and lines its first warp touches
@@ -167,7 +186,11 @@ class HostFallback(Implementation):
 
     @classmethod
     def decline(cls, problem, engine):
-        return None if engine.is_opencl else "the host engine runs NumPy directly"
+        if not engine.is_opencl:
+            return "the host engine runs NumPy directly"
+        if problem.dst_md.extra is not None:
+            return "compensation runs in the generated kernels or on the host engine"
+        return None
 
     @property
     def impl(self) -> str:
@@ -197,8 +220,14 @@ class HostNumpy(Implementation):
         return "an OpenCL engine" if engine.is_opencl else None
 
     def execute(self, queue, src, dst, wait_for):
+        from .compensation import data_problem, write_host
+
         p = self.problem
-        host_reorder.reorder(p.src_md, src.storage, p.dst_md, dst.storage, p.attr, p.shuffle)
+        data = data_problem(p)  # p itself unless dst has extra
+        host_reorder.reorder(data.src_md, src.storage, data.dst_md, dst.storage, data.attr,
+                             p.shuffle)
+        if p.dst_md.extra is not None:  # from the weights just written
+            write_host(p.dst_md, dst.storage)
         return None
 
 

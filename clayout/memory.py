@@ -198,7 +198,9 @@ class Memory:
             return cls._wrap(md, engine, raw, need)
         if is_c_dense(md):  # the array's bytes are the buffer's, copied now
             return cls._wrap(md, engine, _allocate(engine, md, need, array), need, wait)
-        if need >= engine.caps.convert_on_device_bytes:
+        # (Weights with compensation go through the host: a reorder into
+        # them would quantize and compute compensation, not copy.)
+        if need >= engine.caps.convert_on_device_bytes and md.extra is None:
             dense = MemoryDesc(md.dims, md.data_type)
             prim = _device_reorder(dense, md, engine)
             if prim is not None:
@@ -262,7 +264,7 @@ class Memory:
             out = np.empty(md.dims, dtype=md.dtype.numpy)
             self._read((0, out.nbytes), queue, wait_for, out.reshape(-1).view(np.uint8))
             return out
-        if _need(md) >= self.engine.caps.convert_on_device_bytes:
+        if _need(md) >= self.engine.caps.convert_on_device_bytes and md.extra is None:
             dense = MemoryDesc(md.dims, md.data_type)
             prim = _device_reorder(md, dense, self.engine)
             if prim is not None:

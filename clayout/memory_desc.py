@@ -252,7 +252,7 @@ class MemoryDesc:
     def compensation_offset(self) -> int:
         """Byte offset of the first compensation value (the data's size), or
         None without compensation."""
-        if self.extra is None or not self.extra.masks():
+        if self.extra is None or not self.extra.masks() or self.size == 0:
             return None
         return self.size - self.extra.nbytes(self.padded_dims)
 

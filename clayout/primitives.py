@@ -7,6 +7,7 @@ import numpy as np
 
 from . import verbose
 from .attr import Attr
+from .compensation import check_problem as check_compensation
 from .engine import Engine, Stream, as_engine, as_stream, check_wait_for, default_engine
 from .errors import InvalidArgumentError, UnimplementedError
 from .implementations import choose
@@ -177,6 +178,7 @@ class Reorder(_Primitive):
             if not isinstance(attr, Attr):
                 raise InvalidArgumentError(f"attr {attr!r} is not a clayout Attr")
             _check_scales_and_points(attr, src_md, dst_md)
+        check_compensation(self.kind, src_md, dst_md, attr)
         self._setup(src_md, dst_md, engine, attr, None)
 
 
@@ -233,6 +235,7 @@ class Shuffle(_Primitive):
             raise InvalidArgumentError(
                 f"shuffle src type {src_md.data_type} and dst type {dst_md.data_type} differ: "
                 f"a shuffle does not convert (reorder first)")
+        check_compensation(self.kind, src_md, dst_md, None)
         self.axis, self.group_size, self.backward = int(axis), int(group_size), bool(backward)
         group = channels // self.group_size if backward and channels else self.group_size
         # A group of 1 or of the whole axis leaves every element where it is.

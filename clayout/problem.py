@@ -48,8 +48,11 @@ class Problem:
     @property
     def is_buffer_copy(self) -> bool:
         """The destination's bytes are the source's, byte for byte: same
-        layout and type, nothing to convert or shuffle, no padding or gaps."""
+        layout and type, nothing to convert or shuffle, no padding or gaps,
+        no compensation to compute."""
         s, d = self.src_md, self.dst_md
+        if d.extra is not None:
+            return False
         dense = s.size == s.dtype.nbytes(s.nelems())
         return (self.moves_bits and self.shuffle is None and s == d and dense
                 and not s.is_submemory and s.offset0 == 0)
