@@ -4,7 +4,7 @@ copy kernel (timed in alternation, same run), NumPy and, where installed, PyTorc
 GB/s counts bytes read plus bytes written; "% copy" is the median over the
 pairs of the case's GB/s over the copy kernel's. Times are medians of --repeats.
 Usage: python benchmarks/bench_reorder.py [--repeats N] [--shapes 8x256x56x56]
-       [--weights OxIxHxW (one shape for every weights case)]
+       [--weights OxIxHxW (one shape for every 4-D weights case)] [--only TEXT]
 """
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ from common import (CopyKernel, clayout_run, cly, columns, copy_row, median_seco
                     print_table, result_row, shapes, start)
 
 # name, src type, src tag, dst type, dst tag, attribute ("scale": one src
-# scale; "per-channel": src scales with mask 0b10), weight dims (None: the
-# activation shapes of --shapes)
+# scale; "per-channel": src scales with mask 0b10; "groups": f16 src scales
+# per 1x32 group, and u4 zero points per group for a u4 source), weight dims
+# (None: the activation shapes of --shapes)
 CASES = [
     ("nchw->nhwc", "f32", "nchw", "f32", "nhwc", None, None),
     ("nhwc->nchw", "f32", "nhwc", "f32", "nchw", None, None),
@@ -32,7 +33,11 @@ CASES = [
     ("s8 nChw16c->nchw per-channel", "s8", "nChw16c", "f32", "nchw", "per-channel", None),
     ("oihw->OIhw4i16o4i", "f32", "oihw", "f32", "OIhw4i16o4i", None, (256, 256, 3, 3)),
     ("oihw->OIhw16i16o", "f32", "oihw", "f32", "OIhw16i16o", None, (512, 512, 3, 3)),
+    # Weight-only quantization of a large language model's matrix.
+    ("f32->s4 1x32 groups", "f32", "ab", "s4", "ab", "groups", (4096, 4096)),
+    ("u4->f16 1x32 groups", "u4", "ab", "f16", "ab", "groups", (4096, 4096)),
 ]
+GROUP = 32
 
 
 def blocked(a, block, axis=1):
@@ -41,8 +46,15 @@ def blocked(a, block, axis=1):
     return np.ascontiguousarray(a.reshape(n, c // block, block, h, w).transpose(0, 1, 3, 4, 2))
 
 
-def numpy_version(name, a, scales):
-    """The same work in NumPy, on a logical (n, c, h, w) / (o, i, h, w) array."""
+def numpy_version(name, a, scales, zero_points=None):
+    """The same work in NumPy, on a logical (n, c, h, w) / (o, i, h, w) array
+    (a 2-D one for the grouped cases; 4-bit results one per byte)."""
+    if a.ndim == 2:
+        per_element = np.repeat(scales.reshape(a.shape[0], -1), GROUP, axis=1)
+        if name.startswith("f32->s4"):
+            return lambda: np.clip(np.rint(a * per_element), -8, 7).astype(np.int8)
+        zp = np.repeat(zero_points.reshape(a.shape[0], -1), GROUP, axis=1)
+        return lambda: ((a.astype(np.float32) - zp) * per_element).astype(np.float16)
     o, i, h, w = a.shape
     return {
         "nchw->nhwc": lambda: np.ascontiguousarray(a.transpose(0, 2, 3, 1)),
@@ -89,6 +101,9 @@ def torch_version(torch, name, a, scales):
 
 
 def source_values(dims, sdt, rng):
+    if sdt in ("s4", "u4"):
+        dt = cly.MemoryDesc(dims, sdt).dtype
+        return rng.integers(dt.min, dt.max + 1, dims).astype(dt.numpy)
     a = rng.standard_normal(dims, dtype=np.float32) * 64
     if sdt == "s8":
         return np.clip(np.rint(a), -128, 127).astype(np.int8)
@@ -101,8 +116,18 @@ def run_case(case, dims, engine, stream, copies, torch, repeats):
     a = source_values(dims, sdt, rng)
     scales = (rng.uniform(0.5, 2.0, dims[1]) if attr_kind == "per-channel"
               else np.array([0.5])).astype(np.float32)
-    attr = None
-    if attr_kind == "scale":
+    attr = zero_points = None
+    if attr_kind == "groups":
+        groups = dims[0] * dims[1] // GROUP
+        scales = rng.uniform(0.01, 0.1, groups).astype(np.float16).astype(np.float32)
+        scale = cly.Scales(scales, mask=0b11, groups=(1, GROUP), data_type="f16")
+        if sdt == "u4":
+            zero_points = rng.integers(0, 16, groups).astype(np.int32)
+            attr = cly.Attr(src_scales=scale, src_zero_point=cly.ZeroPoints(
+                zero_points, mask=0b11, groups=(1, GROUP), data_type="u4"))
+        else:
+            attr = cly.Attr(src_scales=scale)
+    elif attr_kind == "scale":
         attr = cly.Attr(src_scales=float(scales[0]))
     elif attr_kind == "per-channel":
         attr = cly.Attr(src_scales=cly.Scales(scales, mask=0b10))
@@ -117,9 +142,9 @@ def run_case(case, dims, engine, stream, copies, torch, repeats):
         nbytes = max(16, moved // 32 * 16)
         copy = copies.setdefault(nbytes, CopyKernel(engine, nbytes))
     t, share = paired(clayout_run(prim, stream, src, dst), copy, moved, repeats)
-    t_np = median_seconds(numpy_version(name, a, scales), repeats)
+    t_np = median_seconds(numpy_version(name, a, scales, zero_points), repeats)
     t_pt = None
-    if torch and sdt != "bf16":  # torch.from_numpy takes no ml_dtypes array
+    if torch and sdt != "bf16" and a.ndim == 4:  # torch.from_numpy takes no ml_dtypes array
         t_pt = median_seconds(torch_version(torch, name, a, scales), repeats)
     return result_row(f"{name} {'x'.join(map(str, dims))}", prim.impl, t, moved, share,
                       t_np, t_pt)
@@ -129,13 +154,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", default="8x256x56x56")
     parser.add_argument("--weights", default=None)
+    parser.add_argument("--only", default=None, help="run the cases whose name holds TEXT")
     args, engine, stream, torch = start(parser)
     activations = shapes(args.shapes)
     copies = {}
     rows = []
     for case in CASES:
+        if args.only and args.only not in case[0]:
+            continue
         weights = case[-1]
-        if weights is not None and args.weights:
+        if weights is not None and args.weights and len(weights) == 4:
             weights = shapes(args.weights)[0]
         for dims in (activations if weights is None else [weights]):
             rows.append(run_case(case, dims, engine, stream, copies, torch, args.repeats))

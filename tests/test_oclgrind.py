@@ -34,15 +34,17 @@ def test_gpu_strategy_kernels_have_no_race_and_stay_in_bounds():
                           capture_output=True, text=True, timeout=900, env=env)
     assert done.returncode == 0 and done.stderr.strip() == "", done.stderr[-3000:]
     words = done.stdout.split()
-    assert words[:2] == ["ok", "38"] and int(words[3]) >= 25 and "Oclgrind" in done.stdout, \
+    assert words[:2] == ["ok", "40"] and int(words[3]) >= 25 and "Oclgrind" in done.stdout, \
         done.stdout
 
 
-def test_kernels_stay_inside_their_destination():
+@pytest.mark.parametrize("strategy", ["cpu", "gpu"])
+def test_kernels_stay_inside_their_destination(strategy):
     oclgrind = _oclgrind()
+    env = dict(os.environ, CLAYOUT_STRATEGY=strategy)
     done = subprocess.run([oclgrind, "--data-races", sys.executable, str(SCRIPT)],
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "Oclgrind" in done.stderr and done.stdout.split() == ["ok", "6"]
+    assert "Oclgrind" in done.stderr and done.stdout.split() == ["ok", "12"]
     for report in ("Invalid read", "Invalid write", "data race", "Uninitialized"):
         assert report not in done.stderr, done.stderr[-3000:]

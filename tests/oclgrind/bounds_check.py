@@ -15,27 +15,54 @@ CASES = [  # source (dims, type, tag), destination parent (dims, type, tag), win
     (((2, 16, 3, 3), "f32", "nChw16c"), ((2, 48, 3, 3), "s8", "nChw8c"), (0, 32, 0, 0)),
     (((5, 6, 2, 3), "f16", "ABcd4b16a4b"), ((5, 6, 2, 3), "bf16", "Acdb8a"), (0, 0, 0, 0)),
     (((64, 64), "f32", "ab"), ((64, 80), "f32", "ba"), (0, 8)),
-    (((3, 7), "f32", "ab"), ((4, 9), "s4", "ab"), (1, 1)),          # host path, masked
+    (((3, 7), "f32", "ab"), ((4, 9), "s4", "ab"), (1, 1)),   # odd nibbles: two passes
     (((2, 17, 3), "f8_e4m3", "abc"), ((2, 17, 5), "f8_e4m3", "acb"), (0, 0, 1)),
+    (((2, 16), "f32", "ab"), ((2, 48), "u4", "ab"), (0, 16)),  # whole bytes per work-item
+    (((2, 20, 3, 3), "f32", "nchw"), ((2, 20, 3, 3), "f4_e2m1", "nChw16c"), (0, 0, 0, 0)),
+    (((5, 6, 2, 3), "s4", "abcd"), ((5, 6, 2, 3), "f8_e5m2", "Acdb8a"), (0, 0, 0, 0)),
+    (((3, 5), "u4", "ba"), ((3, 5), "u4", "ab"), (0, 0)),     # a tail byte half outside
 ]
+# Attributes on some cases: grouped scales (of one, so the values stay
+# exact) and compensation, whose second kernel reads the weights back.
+GROUPED = (((4, 64), "u4", "ab"), ((4, 64), "f16", "ba"), (0, 0))
+COMPENSATED = (((20, 8, 3, 3), "f32", "oihw"), ((20, 8, 3, 3), "s8", "OIhw4i16o4i"),
+               (0, 0, 0, 0))
 
 
 def main():
     engine = cly.Engine("opencl")
     print(engine, file=sys.stderr)
     rng = np.random.default_rng(0)
-    for (dims, sdt, stag), (pdims, ddt, dtag), offsets in CASES:
+    grouped = cly.Attr(src_scales=cly.Scales(np.ones(16), mask=0b11, groups=(1, 16)),
+                       src_zero_point=cly.ZeroPoints(np.zeros(16, np.int32), mask=0b11,
+                                                     groups=(1, 16), data_type="u4"))
+    extra = cly.Extra(compensation_mask=1, asymm_compensation_mask=1)
+    for case in CASES + [GROUPED + (grouped,), COMPENSATED + (None, extra)]:
+        (dims, sdt, stag), (pdims, ddt, dtag), offsets = case[:3]
+        attr, extra = (case[3:] + (None, None))[:2]
         src_md = cly.MemoryDesc(dims, sdt, tag=stag)
-        parent_md = cly.MemoryDesc(pdims, ddt, tag=dtag)
+        parent_md = cly.MemoryDesc(pdims, ddt, tag=dtag, extra=extra)
         dst_md = parent_md.submemory(dims, offsets) if pdims != dims else parent_md
-        values = rng.integers(-7, 7, dims).astype(src_md.dtype.numpy)
+        low = 0 if "u4" in (sdt, ddt) else -6
+        values = rng.integers(low, 7, dims).astype(np.float32)
+        if "f4_e2m1" in (sdt, ddt):
+            values[np.abs(values) == 5] = 4  # 5 is no f4_e2m1 value
+        values = values.astype(src_md.dtype.numpy)
         src = cly.Memory.from_numpy(src_md, engine, values)
         raw = np.full(parent_md.size + 64, GUARD, np.uint8)
         parent = cly.Memory(parent_md, engine, raw=raw)
         dst = cly.Memory(dst_md, engine, buffer=parent)
         before = parent.raw()
-        cly.reorder(src, dst)
+        cly.Reorder(src_md, dst_md, attr=attr, engine=engine).execute(
+            cly.Stream(engine), src, dst).wait()
         after = parent.raw()
+        if extra is not None:  # the compensation values: every output channel's sum
+            q = values.reshape(dims[0], -1).astype(np.int64).sum(axis=1)
+            comp = after[dst_md.compensation_offset:dst_md.size].view(np.int32)
+            want = np.zeros(2 * 32, np.int32)
+            want[:dims[0]], want[32:32 + dims[0]] = -128 * q, -q
+            assert np.array_equal(comp, want), (comp, want)
+            after, before = after[:dst_md.compensation_offset], before[:dst_md.compensation_offset]
         got = dst.to_numpy().astype(np.float32)
         assert np.array_equal(got, values.astype(np.float32)), (dst_md, got, values)
         # Outside the window's own elements, every byte keeps its value.
@@ -50,7 +77,7 @@ def main():
                 mine[offsets_ * size + k] = True
             keep = after[~mine] == before[~mine]
         assert keep.all(), (dst_md, np.flatnonzero(~keep)[:8])
-    print("ok", len(CASES))
+    print("ok", len(CASES) + 2)
 
 
 if __name__ == "__main__":

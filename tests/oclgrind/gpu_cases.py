@@ -58,6 +58,8 @@ CASES = [
     Case((1, 16, 3, 4, 5), "f32", "ncdhw", "f32", "ndhwc"),
     Case((2, 64, 4, 4), "bf16", "nhwc", "bf16", "nchw"),
     Case((2, 64, 5, 5), "s8", "nchw", "s8", "nhwc"),
+    Case((2, 40, 5, 7), "f8_e4m3", "nchw", "f8_e4m3", "nhwc"),
+    Case((2, 40, 3, 5), "f32", "nChw16c", "f8_e5m2", "nchw"),
     Case((1, 48, 6, 6), "f16", "nchw", "f16", "nhwc"),
     # Tiled conversions with attributes (applied in the write phase).
     Case((2, 40, 3, 5), "f32", "nchw", "s8", "nChw16c", attr=PC),
