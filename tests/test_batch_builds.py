@@ -31,3 +31,35 @@ def test_kernels_of_one_block_are_built_as_one_program(cl_engine, monkeypatch):
         got = dst.to_numpy().astype(np.float32)
         assert np.array_equal(got, x.astype(dst.md.dtype.numpy).astype(np.float32))
     assert len(programs) == 1
+
+
+def test_kernels_sharing_helpers_build_as_one_program(cl_engine, monkeypatch):
+    """Kernels whose sources define helper functions (f8/f4 codecs, nibble
+    access, compensation sums) still build as one program: no name clashes."""
+    programs, failed = [], []
+    real = build._build
+
+    def counting(engine, source, names):
+        programs.append(list(names))
+        try:
+            return real(engine, source, names)
+        except Exception:
+            failed.append(list(names))
+            raise
+
+    monkeypatch.setattr(build, "_build", counting)
+    cly.kernel_cache.clear()
+    weights = [cly.Extra(compensation_mask=1), cly.Extra(compensation_mask=1,
+                                                           asymm_compensation_mask=1)]
+    with build.batch_builds():
+        for dims in ((20, 8, 3, 3), (32, 16, 1, 1)):
+            for extra in weights:
+                cly.Reorder(cly.MemoryDesc(dims, "f32", tag="oihw"),
+                            cly.MemoryDesc(dims, "s8", tag="OIhw4i16o4i", extra=extra),
+                            engine=cl_engine)
+            for sdt, ddt in (("f32", "f8_e4m3"), ("f8_e5m2", "f4_e2m1"), ("u4", "s4")):
+                cly.Reorder(cly.MemoryDesc(dims, sdt, tag="abcd"),
+                            cly.MemoryDesc(dims, ddt, tag="acdb"), engine=cl_engine)
+    # Per shape: one data kernel (both extras share it), two compensation
+    # kernels, three conversions.
+    assert failed == [] and len(programs) == 1 and len(programs[0]) == 6 * 2

@@ -20,9 +20,10 @@ ${pad}}
 % endif
 </%def>\
 <%def name="sum_function(block)">\
-/* ${block.kind}: mask ${block.mask_text}, one value per slice of ${block.masked_text};
+/* (named after the kernel: a batch's program holds several)
+ * ${block.kind}: mask ${block.mask_text}, one value per slice of ${block.masked_text};
  * sums the ${block.summed} weights of ${block.loops_text} */
-static int sum_${block.kind}(__global const char *restrict w, ${idx} slice)
+static int ${name}_${block.kind}(__global const char *restrict w, ${idx} slice)
 {
 % for var, extent in block.decomposition:
 %   if extent is None:
@@ -70,13 +71,13 @@ __kernel void ${name}(__global char *restrict dst)
 % for n, block in enumerate(blocks):
 <% cond = f"item < {lit(block.start + block.count)}" %>\
 %   if len(blocks) == 1:
-    value = ${block.scale}sum_${block.kind}(dst, item);
+    value = ${block.scale}${name}_${block.kind}(dst, item);
 %   elif n == 0:
     if (${cond})
-        value = ${block.scale}sum_${block.kind}(dst, item);
+        value = ${block.scale}${name}_${block.kind}(dst, item);
 %   else:
     else
-        value = ${block.scale}sum_${block.kind}(dst, item - ${lit(block.start)});
+        value = ${block.scale}${name}_${block.kind}(dst, item - ${lit(block.start)});
 %   endif
 % endfor
 ${store_value()}\
