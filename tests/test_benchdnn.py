@@ -12,12 +12,14 @@ import pytest
 
 import clayout as cly
 from clayout.benchdnn import main
+from clayout.benchdnn import check
 from clayout.benchdnn.cases import prepare
 from clayout.benchdnn.layout import tag_layout, trim_meta_tag
-from clayout.benchdnn.options import batch_tokens, parse
+from clayout.benchdnn.options import UsageError, batch_tokens, parse, parse_oflag, parse_quant
 from clayout.benchdnn.values import TYPES, fill_values
 
 SHARED = pathlib.Path(__file__).resolve().parents[2] / "shared" / "benchdnn"
+BATCHES = pathlib.Path(__file__).resolve().parents[1] / "clayout" / "benchdnn" / "batches"
 
 
 def run(*args):
@@ -64,6 +66,22 @@ def test_batch_files_join_continuations_and_drop_comments(tmp_path):
     (["--reorder", "--attr-zero-points=src:common:1.5", "2x3"], "'1.5'"),
     (["--reorder", "--attr-post-ops=sun:2", "2x3"], "'sun'"),
     (["--reorder", "--oflag=s8s8:1", "2x3"], "'s8s8'"),
+    (["--reorder", "--oflag=s8s8_comp", "2x3"], "needs a mask"),
+    (["--reorder", "--oflag=zp_comp:-1", "2x3"], "needs a mask >= 0"),
+    (["--reorder", "--oflag=zp_comp:x", "2x3"], "'zp_comp:x'"),
+    (["--reorder", "--oflag=zp_comp:1+zp_comp:3", "2x3"], "zp_comp is given twice"),
+    (["--reorder", "--attr-scales=src:per_ic", "2x3"], "per_ocic"),
+    (["--reorder", "--attr-scales=src:per_dim_1:0.5", "2x3"], "common policy only"),
+    (["--reorder", "--attr-zero-points=src:per_oc:1", "2x3"], "common policy only"),
+    (["--reorder", "--attr-scales=src:per_dim_01:s8:1x32", "2x3"], "not s8"),
+    (["--reorder", "--attr-scales=src:per_dim_01:f64", "2x3"], "not f64"),
+    (["--reorder", "--attr-zero-points=src:per_dim_01:f16:1x32", "2x3"], "not f16"),
+    (["--reorder", "--attr-scales=src:per_dim_01:f17:1x32", "2x3"], "f17"),
+    (["--reorder", "--attr-scales=src:per_dim_01:f16:1x32x2", "2x3"], "1x32x2"),
+    (["--reorder", "--attr-scales=src:per_dim_01:f16:32", "2x3"], "two sizes"),
+    (["--reorder", "--attr-scales=src:per_dim_01:f16:0x32", "2x3"], "sizes >= 1"),
+    (["--reorder", "--attr-scales=src:per_dim_01:f16:1xa", "2x3"], "groups"),
+    (["--reorder", "--attr-scales=src:per_dim_01:f16:1x32:4", "2x3"], "after the groups"),
     (["--reorder", "--strides=1x2", "2x3"], "--strides"),
     (["--shuffle", "--dir=FWD_X", "2x3"], "FWD_X"),
     (["--shuffle", "--group=0", "2x3"], "--group=0"),
@@ -117,12 +135,13 @@ def test_correctness_and_performance_together(cl_engine):
 
 
 def test_unimplemented_is_not_a_failure_unless_asked(cl_engine):
-    args = ["--reorder", "--runtime-dim-mask=63", "2x3", "--reset", "--oflag=zp_comp:1", "2x3",
-            "--reset", "--cross-engine=cpu2gpu", "2x3", "--reset", "--sdt=f4_e2m1", "2x3"]
+    args = ["--reorder", "--runtime-dim-mask=63", "2x3", "--reset",
+            "--attr-scales=src:common:2:e8m0", "2x3", "--reset", "--cross-engine=cpu2gpu",
+            "2x3", "--reset", "--sdt=f4_e3m0", "2x3"]
     rc, lines, _ = run(*args)
     assert rc == 0 and counts(lines)["unimplemented"] == 4
-    assert "runtime dims" in lines[0] and "compensation" in lines[1]
-    assert "cross-engine" in lines[2] and "f4_e2m1" in lines[3]
+    assert "runtime dims" in lines[0] and "scales stored as e8m0" in lines[1]
+    assert "cross-engine" in lines[2] and "f4_e3m0" in lines[3]
     rc, _, _ = run("--fail-unimplemented=true", *args)
     assert rc == 1
 
@@ -205,7 +224,8 @@ def test_the_drivers_offsets_agree_with_clayouts(tag, dims):
 @pytest.mark.parametrize("name, ref", [("f16", np.float16), ("bf16", ml_dtypes.bfloat16),
                                        ("f8_e5m2", ml_dtypes.float8_e5m2),
                                        ("f8_e4m3", ml_dtypes.float8_e4m3fn),
-                                       ("f4_e2m1", ml_dtypes.float4_e2m1fn)])
+                                       ("f4_e2m1", ml_dtypes.float4_e2m1fn),
+                                       ("e8m0", ml_dtypes.float8_e8m0fnu)])
 def test_the_drivers_float_codecs_agree_with_ml_dtypes(name, ref):
     t = TYPES[name]
     rng = np.random.default_rng(0)
@@ -224,15 +244,23 @@ def test_fill_tables_hold_benchdnns_values():
     assert fill_values(TYPES["f16"])[:2].tolist() == [2048, -2048]
     assert fill_values(TYPES["s32"])[0] == 2147483520
     assert fill_values(TYPES["u4"]).tolist() == [15, 0, 0, 0, 0, 1, 2, 2, 15, 15]
+    # benchdnn's reorder ranges: s4 -7..8, f8_e5m2 and f4_e2m1 +-2048 (saturating to 6).
+    assert fill_values(TYPES["s4"]).tolist() == [7, -7, 0, 0, 0, 1, 2, 2, 7, 7]
+    assert fill_values(TYPES["f8_e5m2"])[:2].tolist() == [2048, -2048]
+    assert fill_values(TYPES["f4_e2m1"]).tolist() == [6, -6, 0, 0, .5, 1, 1.5, 2, 6, 6]
+    # e8m0 has no zero nor negative values: powers of two from 2^-24 to 2^24.
+    assert fill_values(TYPES["e8m0"]).tolist() == [2**24, 2**-24, 2**-24, .25, .5, 1, 2, 2,
+                                                   16, 64]
 
 
 def test_a_case_keeps_attribute_values_and_layouts_apart_from_clayout():
     problem = parse(["--engine=host", "--reorder", "--ddt=s8", "--dtag=aBx16b",
                      "--attr-scales=src:per_dim_1+dst:common:2", "2x17x3"], pathlib.Path("."))[0]
     case = prepare(problem)
-    mask, values = case.per_slice["src_scales"]
+    mask, values, groups = case.per_slice["src_scales"]
     assert mask == 2 and values.size == 17 and set(values) <= {.125, .25, .5, 1, 2, 4, 8}
-    assert case.per_slice["dst_scales"] == (0, [2.0]) or case.per_slice["dst_scales"][1][0] == 2
+    assert groups == (1, 1, 1)
+    assert case.per_slice["dst_scales"][:2] == (0, [2.0]) or case.per_slice["dst_scales"][1][0] == 2
     assert case.dst.layout.padded == (2, 32, 3)
 
 
@@ -254,3 +282,163 @@ def test_onednn_batch_files_pass(cl_engine, driver, batch):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     c = counts(lines)
     assert c["failed"] == 0 and c["invalid_arguments"] == 0 and c["passed"] > 0
+
+
+# -- quantization attributes, compensation, clayout's own batches -------------------------
+
+def test_scales_and_zero_points_parse_with_data_types_and_groups():
+    scales = parse_quant("attr-scales", "src:per_ocic:bf16:1x32+dst:common:0.5:f16", False)
+    assert [(e.arg, e.policy, e.value, e.data_type, e.groups) for e in scales] == [
+        ("src", "per_ocic", 1.0, "bf16", (1, 32)), ("dst", "common", 0.5, "f16", ())]
+    points = parse_quant("attr-zero-points", "src:per_dim_01:u4:32x1+dst:common:-3:s8", True)
+    assert [(e.policy, e.value, e.data_type, e.groups) for e in points] == [
+        ("per_dim_01", 0, "u4", (32, 1)), ("common", -3, "s8", ())]
+    assert parse_quant("attr-scales", "src:common:2", False)[0].data_type == ""
+    # benchdnn's masks for a reorder's src and dst (not weights): per_oc is dim 1.
+    masks = {p: parse_quant("attr-scales", f"src:{p}", False)[0].mask(4) for p in
+             ("common", "per_dim_0", "per_dim_1", "per_dim_01", "per_oc", "per_ocic",
+              "per_tensor")}
+    assert masks == {"common": 0, "per_dim_0": 1, "per_dim_1": 2, "per_dim_01": 3,
+                     "per_oc": 2, "per_ocic": 3, "per_tensor": 15}
+    assert parse_oflag("s8s8_comp:1+zp_comp:3") == (("s8s8_comp", 1), ("zp_comp", 3))
+    assert parse_oflag("zp_comp:0") == (("zp_comp", 0),) and parse_oflag("") == ()
+    with pytest.raises(UsageError, match="stored as s32, s8, u8, s4, u4, not bf16"):
+        parse_quant("attr-zero-points", "src:per_dim_1:bf16", True)
+
+
+@pytest.mark.parametrize("args, dims, status, reason", [
+    (["--ddt=u8", "--oflag=s8s8_comp:1"], "20x17x3x3", "SKIPPED",
+     "CASE_NOT_SUPPORTED: compensation (--oflag=s8s8_comp:1) needs an s8 destination, not u8"),
+    (["--sdt=s8", "--ddt=s8", "--oflag=zp_comp:1", "--attr-zero-points=src:common:1"],
+     "20x17x3x3", "SKIPPED", "CASE_NOT_SUPPORTED: compensation (--oflag=zp_comp:1) goes with "
+                             "no zero points and no post-ops"),
+    (["--ddt=s8", "--oflag=zp_comp:1", "--attr-post-ops=sum:0.5"], "20x17x3x3", "SKIPPED",
+     "no zero points and no post-ops"),
+    (["--ddt=s8", "--oflag=zp_comp:1", "--attr-scales=src:per_oc"], "20x17x3x3", "SKIPPED",
+     "src scales' mask 2 (per_oc) is neither common nor the compensation's"),
+    (["--ddt=s8", "--oflag=s8s8_comp:1+zp_comp:3", "--attr-scales=dst:per_dim_0"], "20x17x3x3",
+     "SKIPPED", "dst scales' mask 1 (per_dim_0)"),
+    (["--ddt=s8", "--oflag=s8s8_comp:0"], "20x17x3x3", "INVALID_ARGUMENTS",
+     "compensation_mask 0"),
+    (["--ddt=s8", "--oflag=zp_comp:16"], "20x17x3x3", "INVALID_ARGUMENTS", "beyond"),
+    (["--attr-scales=src:common:2:e8m0"], "20x17", "UNIMPLEMENTED",
+     "scales stored as e8m0 (src:common:e8m0) are not supported by clayout"),
+    (["--attr-scales=src:per_dim_01:f16:1x7"], "64x96", "INVALID_ARGUMENTS",
+     "src scales group 7 does not divide dim 1 (96)"),
+    (["--sdt=s8", "--attr-zero-points=src:per_dim_0:s8:4x1"], "64", "INVALID_ARGUMENTS",
+     "src zero points groups 4x1 apply to the last two dims; the problem has 1"),
+    (["--attr-scales=src:per_dim_1:f16:32x1"], "64x96", "INVALID_ARGUMENTS", "not in the mask"),
+    (["--attr-scales=dst:per_dim_01:f16:1x32"], "64x96", "INVALID_ARGUMENTS", "source"),
+    (["--sdt=u8", "--attr-zero-points=src:common:-1:u8"], "64x96", "INVALID_ARGUMENTS", "u8"),
+])
+def test_problems_benchdnn_or_clayout_refuse_say_why(args, dims, status, reason):
+    rc, lines, _ = run("--engine=host", "--reorder", *args, dims)
+    assert lines[0].startswith(f"0:{status} (") and reason in lines[0], lines[0]
+    assert rc == (1 if status == "INVALID_ARGUMENTS" else 0)
+
+
+def test_the_drivers_e8m0_rounds_to_the_nearer_power_of_two_ties_up():
+    t = TYPES["e8m0"]
+    x = np.array([1.0, 1.4, 1.5, 2.9, 3.0, 0.75, 0.7, 2.0**127, 1.5 * 2**127, 2.0**-127,
+                  2.0**-130, 1.5 * 2**-127, 0.0, -0.0, -2.0, np.inf, np.nan])
+    want = [1, 1, 2, 2, 4, 1, 0.5, 2.0**127, np.nan, 2.0**-127, 2.0**-127, 2.0**-126,
+            np.nan, np.nan, np.nan, np.nan, np.nan]
+    assert np.array_equal(t.quantize(x, "f32"), want, equal_nan=True)
+    assert t.to_bits(np.array([1.0, 2.0**-127, 2.0**127])).tolist() == [127, 0, 254]
+    assert np.isnan(t.from_bits(np.array([255]))[0])
+
+
+def _execute(case, engine):
+    """The driver's own steps: fill, run, and the whole destination buffer."""
+    src = cly.Memory(case.src.md, engine, raw=check.source_buffer(case))
+    parent = cly.Memory(cly.MemoryDesc((check.buffer_bytes(case.dst),), "u8", tag="a"), engine,
+                        raw=check.destination_buffer(case))
+    dst = cly.Memory(case.dst.md, engine, buffer=parent)
+    stream = cly.Stream(engine)
+    case.create(engine).execute(stream, src, dst)
+    stream.wait()
+    return np.array(parent.raw(), np.uint8)
+
+
+def _case(*args):
+    return prepare(parse(["--engine=host", "--reorder", *args], pathlib.Path("."))[0])
+
+
+def test_scale_values_are_rounded_to_their_data_type():
+    case = _case("--attr-scales=src:common:0.3:f16+dst:common:1.1:bf16", "4x4")
+    assert case.per_slice["src_scales"][1].tolist() == [float(np.float16(0.3))]
+    assert case.per_slice["dst_scales"][1].tolist() == [float(ml_dtypes.bfloat16(1.1))]
+    assert float(np.float16(0.3)) != 0.3 and float(ml_dtypes.bfloat16(1.1)) != 1.1
+
+
+def test_a_groups_value_applies_to_each_element_of_its_group(host_engine):
+    case = _case("--sdt=u4", "--ddt=f32", "--stag=ba", "--attr-scales=src:per_dim_01:f16:1x32",
+                 "--attr-zero-points=src:per_dim_01:u4:32x1", "64x128")
+    _, scales, groups = case.per_slice["src_scales"]
+    _, points, _ = case.per_slice["src_zero_point"]
+    assert groups == (1, 32) and scales.size == 64 * 4 and points.size == 2 * 128
+    raw = _execute(case, host_engine)
+    got = raw[:64 * 128 * 4].view(np.float32).reshape(64, 128)
+    # The tests' own reference: element (i, j) takes scale (i, j // 32) and
+    # zero point (i // 32, j).
+    x = check.source_values(case, np.arange(64 * 128)).reshape(64, 128)
+    i, j = np.indices((64, 128))
+    s = scales.reshape(64, 4)[i, j // 32].astype(np.float32)
+    zp = points.reshape(2, 128)[i // 32, j].astype(np.float32)
+    assert np.array_equal(got, s * (x.astype(np.float32) - zp))
+    assert len(set(scales.tolist())) > 1 and len(set(points.tolist())) > 1
+    assert check.check(case, raw).wrong == 0
+
+
+def test_compensation_matches_the_tests_own_sums_and_a_wrong_value_fails(engine):
+    case = _case("--ddt=s8", "--dtag=OIhw16i16o", "--attr-scales=src:per_dim_0",
+                 "--oflag=zp_comp:1+s8s8_comp:1", "20x17x3x3")
+    raw = _execute(case, engine)
+    assert check.check(case, raw).wrong == 0
+    # The tests' own sums: the s8 weights are round(scale[o] * x), saturated.
+    x = check.source_values(case, np.arange(20 * 17 * 9)).reshape(20, 17 * 9)
+    scale = case.per_slice["src_scales"][1].reshape(20, 1)
+    q = np.clip(np.rint((scale * x).astype(np.float32)), -128, 127)
+    zp = np.zeros(32, np.int64)
+    zp[:20] = -q.sum(axis=1)          # O is padded to 32; padded slices hold 0
+    offset = case.dst.md.compensation_offset
+    assert offset == 32 * 32 * 9      # right after the s8 weights
+    stored = raw[offset:offset + 64 * 4].view("<i4")
+    assert stored[:32].tolist() == (128 * zp).tolist() and stored[32:].tolist() == zp.tolist()
+    assert np.count_nonzero(zp) > 10
+    # One value off by one, then a padded slice written: each is one wrong value.
+    for at, kind, where in ((3, "s8s8", "(3)"), (32 + 25, "zp", "(25)")):
+        bad = raw.copy()
+        value = bad[offset + 4 * at:offset + 4 * at + 4].view("<i4")
+        value += 1
+        verdict = check.check(case, bad)
+        assert verdict.wrong == 1, verdict.details
+        assert verdict.details[0].startswith(f"{kind} compensation (mask 1) at {where}: got ")
+
+
+def test_the_compensation_block_is_part_of_the_buffer_not_a_gap(host_engine):
+    case = _case("--ddt=s8", "--dtag=oihw", "--oflag=zp_comp:1", "5x3x1x1")
+    raw = _execute(case, host_engine)
+    assert case.dst.nbytes == 15 + 5 * 4 and check.check(case, raw).wrong == 0
+    raw[case.dst.md.size] = 0     # the guard right after the compensation
+    verdict = check.check(case, raw)
+    assert verdict.wrong == 1 and "the guard after the buffer" in verdict.details[0]
+
+
+@pytest.mark.parametrize("batch, engine, match, skipped", [
+    ("test_reorder_compensation", "host", "", 8),
+    ("test_reorder_grouped", "host", "", 0),
+    ("test_reorder_compensation", "opencl", "=OIhw16i16o .*20x17x3x3|=gOIhw4i16o4i .*3x20x17", 0),
+    ("test_reorder_grouped", "opencl", "--stag=ba --dtag=ab .*(1x32|8x16) 64x128", 0),
+])
+def test_clayouts_own_batches_pass(request, batch, engine, match, skipped):
+    if engine == "opencl":
+        request.getfixturevalue("cl_engine")
+    args = [f"--engine={engine}"] + ([f"--match={match}"] if match else [])
+    rc, lines, err = run(*args, "--reorder", f"--batch={BATCHES / batch}")
+    c = counts(lines)
+    print(lines[-2:])
+    assert rc == 0, "\n".join(x for x in lines if "FAILED" in x or "INVALID" in x)[:3000] + err
+    assert c["failed"] == c["invalid_arguments"] == c["unimplemented"] == c["mistrusted"] == 0
+    assert c["passed"] > 0 and c["skipped"] == skipped
+    assert all("CASE_NOT_SUPPORTED" in x for x in lines if ":SKIPPED (" in x)

@@ -120,6 +120,90 @@ T.parse_tag = M.parse_tag = parse_tag
 """
 
 
+# Grouped scales and zero points read with the two group sizes swapped (1x32
+# as 32x1): on 64x128 the value count is the same, so only the values' places
+# are wrong.
+GROUPS_SWAPPED = """
+import clayout.host.reorder as R
+_real = R._per_slice
+class _Swapped:
+    def __init__(self, v):
+        self._v = v
+    def __getattr__(self, name):
+        return getattr(self._v, name)
+    def group_sizes(self, ndims):
+        sizes = list(self._v.group_sizes(ndims))
+        sizes[-2:] = sizes[-1:-3:-1]
+        return tuple(sizes)
+def _per_slice(v, ndims, dims, index, ct):
+    return _real(_Swapped(v) if v.groups is not None else v, ndims, dims, index, ct)
+R._per_slice = _per_slice
+"""
+
+# Scales kept in f32 whatever their data type says (bf16, f16).
+SCALES_NOT_ROUNDED = """
+import numpy as np
+import clayout.attr as A
+_real = A._PerSlice.__init__
+def __init__(self, values, mask=0, groups=None, data_type=None):
+    _real(self, values, mask, groups, data_type)
+    if isinstance(self, A.Scales):
+        self.values = np.asarray(values, np.float32).reshape(-1)
+A._PerSlice.__init__ = __init__
+"""
+
+# One compensation value off by one.
+COMPENSATION_OFF_BY_ONE = POST_PROCESS + """
+def mutate(primitive, md, raw):
+    if md.compensation_offset is not None:
+        at = md.compensation_offset
+        value = int(np.frombuffer(bytes(raw[at:at + 4]), "<i4")[0]) + 1
+        raw[at:at + 4] = np.frombuffer(np.array([value], "<i4").tobytes(), np.uint8)
+"""
+
+# The s8s8 and the zero-point compensations stored in each other's place.
+COMPENSATIONS_SWAPPED = POST_PROCESS + """
+def mutate(primitive, md, raw):
+    counts = md.extra.counts(md.padded_dims) if md.extra is not None else ()
+    if len(counts) == 2:
+        at = md.compensation_offset
+        first = 4 * counts[0][2]
+        values = bytes(raw[at:at + first + 4 * counts[1][2]])
+        swapped = values[first:] + values[:first]
+        raw[at:at + len(values)] = np.frombuffer(swapped, np.uint8)
+"""
+
+# Garbage in the compensation of the slices in the padding of the masked dims.
+COMPENSATION_PADDING_GARBAGE = POST_PROCESS + """
+def mutate(primitive, md, raw):
+    if md.extra is None:
+        return
+    at = md.compensation_offset
+    for name, mask, count in md.extra.counts(md.padded_dims):
+        shape = [n for d, n in enumerate(md.padded_dims) if mask >> d & 1]
+        logical = [n for d, n in enumerate(md.dims) if mask >> d & 1]
+        for flat in range(count):
+            index = np.unravel_index(flat, shape)
+            if any(i >= n for i, n in zip(index, logical)):
+                raw[at + 4 * flat:at + 4 * flat + 4] = 0x5A
+        at += 4 * count
+"""
+
+# e8m0 by oneDNN's own rule (the exponent bits of the f32: toward zero)
+# instead of clayout's rounding to nearest.
+E8M0_TRUNCATED = """
+import numpy as np
+import clayout.host.reorder as R
+_real = R.convert
+def convert(values, dst):
+    if dst.name == "e8m0":
+        bits = np.asarray(values, np.float32).view(np.uint32)
+        return ((bits >> 23) & 0xFF).astype(np.uint8).view(dst.numpy)
+    return _real(values, dst)
+R.convert = convert
+"""
+
+
 def run_driver(patch, *args):
     code = textwrap.dedent(patch) + textwrap.dedent("""
         import sys
@@ -159,6 +243,27 @@ BROKEN = [
     ("swapped inner blocks", SWAPPED_BLOCKS, "opencl",
      ["--reorder", "--stag=abx", "--dtag=ABcd16a16b", "32x32x2x2", "--stag=ABcd16a16b",
       "--dtag=abx", "32x32x2x2"]),
+    ("grouped scales and zero points swapped", GROUPS_SWAPPED, "host",
+     ["--reorder", "--sdt=f32", "--ddt=s8,u4", "--attr-scales=src:per_dim_01:f16:1x32",
+      "64x128", "--sdt=u4", "--ddt=f32", "--attr-scales=src:per_dim_01:f32:1x32",
+      "--attr-zero-points=src:per_dim_01:u4:32x1", "64x128"]),
+    ("scales not rounded to their data type", SCALES_NOT_ROUNDED, "host",
+     ["--reorder", "--sdt=f32", "--ddt=f32,s32", "--attr-scales=src:common:0.3:f16,"
+      "src:common:1.1:bf16,dst:common:0.3:f16", "16x96"]),
+    ("compensation off by one", COMPENSATION_OFF_BY_ONE, "opencl",
+     ["--reorder", "--ddt=s8", "--dtag=OIhw4i16o4i,oihw", "--oflag=s8s8_comp:1,zp_comp:1",
+      "20x17x3x3", "--dtag=gOIhw16i16o", "--oflag=s8s8_comp:3+zp_comp:3", "2x20x17x3x3"]),
+    ("compensation off by one, host", COMPENSATION_OFF_BY_ONE, "host",
+     ["--reorder", "--sdt=s8", "--ddt=s8", "--dtag=OIhw16i16o", "--oflag=zp_comp:1",
+      "20x17x3x3"]),
+    ("compensations swapped", COMPENSATIONS_SWAPPED, "host",
+     ["--reorder", "--ddt=s8", "--dtag=OIhw4i16o4i", "--oflag=s8s8_comp:1+zp_comp:1",
+      "--attr-scales=,src:per_dim_0", "20x17x3x3"]),
+    ("compensation padding garbage", COMPENSATION_PADDING_GARBAGE, "opencl",
+     ["--reorder", "--ddt=s8", "--dtag=OIhw16i16o", "--oflag=s8s8_comp:1,zp_comp:1",
+      "20x17x3x3", "--dtag=gOIhw16i16o", "--oflag=s8s8_comp:3+zp_comp:3", "2x20x17x3x3"]),
+    ("e8m0 toward zero", E8M0_TRUNCATED, "host",
+     ["--reorder", "--sdt=f32,s8", "--ddt=e8m0", "2x16x3x4"]),
 ]
 
 
@@ -173,16 +278,3 @@ def test_a_broken_build_never_passes(cl_engine, what, patch, engine, args):
     assert rc == 1
 
 
-def test_grouped_scales_are_unimplemented_not_ignored(cl_engine):
-    rc, out, err = run_driver("", "--engine=opencl", "--reorder", "--sdt=s8", "--ddt=f32",
-                              "--attr-scales=src:per_tensor:f16:1x16", "2x32",
-                              "--attr-scales=", "--attr-zero-points=src:per_dim_1:s8:16x1",
-                              "2x32", "--attr-zero-points=", "--attr-scales=src:common:2:bf16",
-                              "2x32")
-    counts = summary(out)
-    assert counts["unimplemented"] == "3" and counts["passed"] == "0", out + err
-    assert "grouped scales" in out and "groups 1x16" in out and "stored as bf16" in out
-    assert rc == 0
-    rc, _, _ = run_driver("", "--engine=opencl", "--fail-unimplemented=true", "--reorder",
-                          "--attr-scales=src:per_tensor:f16:1x16", "2x32")
-    assert rc == 1

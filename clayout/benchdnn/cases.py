@@ -5,6 +5,11 @@ layouts of both sides, the attribute values, and the clayout descriptors and
 arguments to create the primitive from. A problem clayout cannot serve, or
 that benchdnn itself would not run, ends here in a Declined outcome with
 the reason.
+
+``--oflag=s8s8_comp:MASK+zp_comp:MASK`` puts an Extra on the destination's
+descriptor (benchdnn's rules: an s8 destination, no zero points nor post-ops,
+scales common or per the compensation's mask); check.py compares the s32
+values after the data with the driver's own sums.
 """
 from __future__ import annotations
 
@@ -14,13 +19,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import Attr, MemoryDesc, Reorder, Scales, Shuffle, ZeroPoints
+from .. import Attr, Extra, MemoryDesc, Reorder, Scales, Shuffle, ZeroPoints
 from ..dtypes import DATA_TYPES
 from .layout import Layout, TagError, strided_layout, tag_layout, trim_meta_tag
 from .options import ArgQuant, Problem, parse_oflag, parse_post_ops, parse_quant, parse_strides
 from .values import DEF_SCALES, TYPES, TypeInfo, pick
 
 ZERO_POINT_CHOICES = np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
+UNSIGNED_ZERO_POINT_CHOICES = np.array([0.0, 1.0, 2.0, 3.0, 4.0])
+COMPENSATION_KINDS = {"s8s8_comp": "s8s8", "zp_comp": "zp"}
 
 
 class Declined(Exception):
@@ -47,11 +54,28 @@ class Side:
     type: TypeInfo
     layout: Layout
     md: MemoryDesc
+    compensation: tuple = ()   # (("s8s8" | "zp", mask), ...) in storage order
+
+    @property
+    def data_nbytes(self) -> int:
+        """Bytes from the buffer's start to the end of its last element."""
+        return (self.layout.size * self.type.bits + 7) // 8
+
+    def compensation_shapes(self) -> tuple:
+        """(kind, mask, shape) of each compensation: the masked dims' padded sizes."""
+        return tuple((kind, mask, tuple(n for d, n in enumerate(self.layout.padded)
+                                        if mask >> d & 1))
+                     for kind, mask in self.compensation)
+
+    @property
+    def compensation_nbytes(self) -> int:
+        return 4 * sum(math.prod(shape) for _, _, shape in self.compensation_shapes())
 
     @property
     def nbytes(self) -> int:
-        """Bytes from the buffer's start to the end of its last element."""
-        return (self.layout.size * self.type.bits + 7) // 8
+        """The driver's size of the buffer: the elements, then the s32
+        compensation values right after them (DESIGN.md)."""
+        return self.data_nbytes + self.compensation_nbytes
 
 
 @dataclass
@@ -63,7 +87,8 @@ class Case:
     create: object                        # engine -> primitive
     compute: str = "f32"                  # the reorder formula's type
     attr: Attr | None = None
-    per_slice: dict = field(default_factory=dict)   # attr field -> (mask, float64 values)
+    per_slice: dict = field(default_factory=dict)   # attr field -> (mask, float64 values,
+                                                    #   group size per dim)
     beta: float | None = None
     shuffle: tuple | None = None          # (axis, rows, cols): dst u + v*rows <- src u*cols + v
 
@@ -88,18 +113,21 @@ def _layout(tag, strides, dims):
         raise Declined("INVALID_ARGUMENTS", str(error)) from None
 
 
-def _md(dims, type_name, tag, strides):
+def _md(dims, type_name, tag, strides, compensation=()):
     if type_name not in DATA_TYPES:
         raise unimplemented(f"data type {type_name} is not supported by clayout")
+    masks = dict(compensation)
+    extra = Extra(compensation_mask=masks.get("s8s8"),
+                  asymm_compensation_mask=masks.get("zp")) if compensation else None
     if strides:
-        return MemoryDesc(dims, type_name, strides=strides)
-    return MemoryDesc(dims, type_name, tag=trim_meta_tag(tag, len(dims)))
+        return MemoryDesc(dims, type_name, strides=strides, extra=extra)
+    return MemoryDesc(dims, type_name, tag=trim_meta_tag(tag, len(dims)), extra=extra)
 
 
-def _side(dims, type_name, tag, strides):
+def _side(dims, type_name, tag, strides, compensation=()):
     layout = _layout(tag, strides, dims)
-    md = _md(dims, type_name, tag, strides)
-    return Side(TYPES[type_name], layout, md)
+    md = _md(dims, type_name, tag, strides, compensation)
+    return Side(TYPES[type_name], layout, md, compensation)
 
 
 def prepare(problem: Problem) -> Case:
@@ -113,17 +141,57 @@ def prepare(problem: Problem) -> Case:
     return _shuffle(problem)
 
 
-def _check_quant(entry: ArgQuant, what: str, default_type: str, types: dict):
-    if entry.groups:
-        raise unimplemented(f"grouped {what} ({entry.arg}:{entry.policy} groups "
-                            f"{'x'.join(map(str, entry.groups))}) are not supported by clayout")
-    if entry.data_type and entry.data_type != default_type:
-        raise unimplemented(f"{what} stored as {entry.data_type} are not supported by clayout "
-                            f"(only {default_type})")
+def _check_quant(entry: ArgQuant, what: str, types: dict):
+    if what == "scales" and entry.data_type == "e8m0":
+        raise unimplemented(f"scales stored as e8m0 ({entry.arg}:{entry.policy}:e8m0) are "
+                            f"not supported by clayout (f32, bf16 or f16)")
     side = types[entry.arg]
     if what == "zero points" and side.is_int is False:
         raise Declined("SKIPPED", f"CASE_NOT_SUPPORTED: {entry.arg} zero points need an "
                                   f"integer {entry.arg} type, not {side.name}")
+
+
+def _check_compensation(flags, ddt, scales, points, post_ops, ndims):
+    """benchdnn's rules for a reorder with compensation: SKIPPED, as it does,
+    where oneDNN has no implementation."""
+    text = "+".join(f"{f}:{m}" for f, m in flags)
+    if ddt != "s8":
+        raise Declined("SKIPPED", f"CASE_NOT_SUPPORTED: compensation (--oflag={text}) needs "
+                                  f"an s8 destination, not {ddt}")
+    if points or post_ops:
+        raise Declined("SKIPPED", f"CASE_NOT_SUPPORTED: compensation (--oflag={text}) goes "
+                                  f"with no zero points and no post-ops")
+    for entry in scales:
+        mask = entry.mask(ndims)
+        if mask and any(mask != m for _, m in flags):
+            raise Declined("SKIPPED", f"CASE_NOT_SUPPORTED: {entry.arg} scales' mask {mask} "
+                                      f"({entry.policy}) is neither common nor the "
+                                      f"compensation's (--oflag={text})")
+
+
+def _group_sizes(entry: ArgQuant, what: str, dims) -> tuple:
+    """Per dim, how many consecutive indices share a value: the groups on the
+    last two dims, 1 elsewhere."""
+    sizes = [1] * len(dims)
+    if not entry.groups:
+        return tuple(sizes)
+    shown = "x".join(map(str, entry.groups))
+    if len(dims) < 2:
+        raise Declined("INVALID_ARGUMENTS", f"{entry.arg} {what} groups {shown} apply to the "
+                                            f"last two dims; the problem has {len(dims)}")
+    for d, g in zip(range(len(dims) - 2, len(dims)), entry.groups):
+        if dims[d] % g:
+            raise Declined("INVALID_ARGUMENTS", f"{entry.arg} {what} group {g} does not "
+                                                f"divide dim {d} ({dims[d]})")
+        sizes[d] = g
+    return tuple(sizes)
+
+
+def _stored_scales(values: np.ndarray, data_type: str) -> np.ndarray:
+    """Scale values as their data type holds them: read as f32 (as benchdnn
+    reads them), then rounded once to bf16 or f16 by the driver's own codec."""
+    f32 = values.astype(np.float32).astype(np.float64)
+    return f32 if data_type in ("", "f32") else TYPES[data_type].quantize(f32, "f64")
 
 
 def _reorder(problem: Problem) -> Case:
@@ -132,8 +200,7 @@ def _reorder(problem: Problem) -> Case:
     if o["runtime-dim-mask"] != "0":
         raise unimplemented(f"runtime dims (--runtime-dim-mask={o['runtime-dim-mask']}) are "
                             "not supported by clayout")
-    if parse_oflag(o["oflag"]):
-        raise unimplemented(f"compensation (--oflag={o['oflag']}) is not supported by clayout")
+    flags = parse_oflag(o["oflag"])
     if o["cross-engine"] != "none":
         raise unimplemented(f"cross-engine reorders (--cross-engine={o['cross-engine']}) are "
                             "not supported by clayout")
@@ -144,11 +211,14 @@ def _reorder(problem: Problem) -> Case:
     scales = parse_quant("attr-scales", o["attr-scales"], integer=False)
     points = parse_quant("attr-zero-points", o["attr-zero-points"], integer=True)
     for entry in scales:
-        _check_quant(entry, "scales", "f32", types)
+        _check_quant(entry, "scales", types)
     for entry in points:
-        _check_quant(entry, "zero points", "s32", types)
+        _check_quant(entry, "zero points", types)
+    post_ops = parse_post_ops(o["attr-post-ops"])
+    if flags:
+        _check_compensation(flags, o["ddt"], scales, points, post_ops, len(dims))
     beta = None
-    for op in parse_post_ops(o["attr-post-ops"]):
+    for op in post_ops:
         if op.kind != "sum":
             raise unimplemented(f"post-op {op.kind}: a reorder serves only sum")
         if op.zero_point or op.data_type:
@@ -158,24 +228,37 @@ def _reorder(problem: Problem) -> Case:
         beta = op.scale
     src_strides, dst_strides = parse_strides(o["strides"])
     src = _side(dims, o["sdt"], o["stag"], src_strides)
-    dst = _side(dims, o["ddt"], o["dtag"], dst_strides)
+    compensation = tuple((COMPENSATION_KINDS[f], m) for f, m in flags)
+    # clayout's storage order: s8s8 first, then zp, whatever the flags' order.
+    compensation = tuple(sorted(compensation, key=lambda c: c[0] != "s8s8"))
+    dst = _side(dims, o["ddt"], o["dtag"], dst_strides, compensation)
     seed = seed_of(problem)
     kwargs, per_slice = {}, {}
     for k, entry in enumerate(scales + points):
         integer = k >= len(scales)
+        what = "zero points" if integer else "scales"
         mask = entry.mask(len(dims))
         if mask >> len(dims):
             raise Declined("INVALID_ARGUMENTS", f"{entry.policy} names a dim beyond {len(dims)} dims")
+        groups = _group_sizes(entry, what, dims)
         field_name = f"{entry.arg}_{'zero_point' if integer else 'scales'}"
         if mask == 0:
             values = np.array([entry.value])
         else:
-            count = math.prod(d for i, d in enumerate(dims) if mask >> i & 1)
-            table = ZERO_POINT_CHOICES if integer else np.array(DEF_SCALES)
+            count = math.prod(n // g for d, (n, g) in enumerate(zip(dims, groups))
+                              if mask >> d & 1)
+            if integer:
+                table = (UNSIGNED_ZERO_POINT_CHOICES if entry.data_type in ("u8", "u4")
+                         else ZERO_POINT_CHOICES)
+            else:
+                table = np.array(DEF_SCALES)
             values = pick(table, np.arange(count), seed + 7919 * (k + 1))
-        per_slice[field_name] = (mask, values)
-        kwargs[field_name] = (ZeroPoints(values.astype(np.int64), mask) if integer
-                              else Scales(values, mask))
+        stored = values if integer else _stored_scales(values, entry.data_type)
+        per_slice[field_name] = (mask, stored, groups)
+        options = {"mask": mask, "groups": entry.groups or None,
+                   "data_type": entry.data_type or None}
+        kwargs[field_name] = (ZeroPoints(values.astype(np.int64), **options) if integer
+                              else Scales(values, **options))
     if beta is not None:
         kwargs["sum_beta"] = beta
     attr = Attr(**kwargs) if kwargs else None

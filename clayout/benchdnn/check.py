@@ -7,6 +7,14 @@ the 4-bit types) of the buffer is accounted for: the elements must equal the
 reference, the padding must be zero, and everything else (gaps between
 strides, the guard) must still be 0xFF. Work goes in chunks of at most CHUNK
 elements, so the host memory a problem needs is a few bytes per element.
+
+A destination with compensation (--oflag) holds s32 values after its
+elements: s8s8 first, then zp, each in C order over the masked dims' padded
+sizes. Each must equal, for its slice, -sum (times 128 for s8s8) of the s8
+values over the other dims, logical elements only; a padded slice holds 0.
+The sum is of the values the destination holds where the check accepted
+them, and of the reference's values where it did not (benchdnn sums its own
+reference), so a wrong element is not counted twice.
 """
 from __future__ import annotations
 
@@ -20,7 +28,9 @@ from .values import TypeInfo, fill_values, pick
 
 GUARD_BYTES = 1024
 CHUNK = 1 << 20
-MISTRUST_ZERO_RATIO = 0.5  # more zeros than this among the results: MISTRUSTED
+# More zeros than this share of the results: MISTRUSTED. benchdnn's reorder
+# trusts up to 80% (its integer quantization makes many zeros); shuffle 50%.
+MISTRUST_ZERO_RATIO = {"reorder": 0.8, "shuffle": 0.5}
 SHOWN = 10                 # mismatches described per problem (all at -v99)
 OLD_SEED = 0x5BD1E995      # the old destination (sum) draws from its own stream
 
@@ -95,13 +105,15 @@ def destination_buffer(case: Case) -> np.ndarray:
 # -- the reference ----------------------------------------------------------------------
 
 def _slice_values(case: Case, name: str, index, ct):
-    mask, values = case.per_slice[name]
+    """The value of attribute ``name`` at each element of ``index``: the slice
+    of the masked dims, each index divided by its dim's group size."""
+    mask, values, groups = case.per_slice[name]
     if mask == 0:
         return ct(values[0])
     slot = np.zeros(index[0].shape, np.int64)
-    for d, n in enumerate(case.dims):
+    for d, (n, g) in enumerate(zip(case.dims, groups)):
         if mask >> d & 1:
-            slot = slot * n + index[d]
+            slot = slot * (n // g) + index[d] // g
     return values[slot].astype(ct)
 
 
@@ -182,6 +194,7 @@ class Verdict:
     wrong: int = 0
     checked: int = 0
     zeros: int = 0
+    zero_trust: float = 0.5
     details: list = field(default_factory=list)
 
     def note(self, text, limit):
@@ -193,16 +206,35 @@ def _describe(index, pos):
     return "(" + ",".join(str(int(i[pos])) for i in index) + ")"
 
 
+def _compensation_offset(case: Case, verdict: Verdict, limit) -> int:
+    """Where the compensation values start: clayout's offset, which must be the
+    end of the elements (DESIGN.md), or that rounded up to 4 bytes (oneDNN's
+    alignment of the s32 values)."""
+    data = case.dst.data_nbytes
+    offset = case.dst.md.compensation_offset
+    if offset not in (data, -(-data // 4) * 4):
+        verdict.wrong += 1
+        verdict.note(f"clayout's compensation_offset of dst is {offset}; the elements end "
+                     f"at byte {data}", limit)
+        return data
+    return offset
+
+
 def check(case: Case, got_raw: np.ndarray, limit: int = SHOWN) -> Verdict:
     """Compare the destination buffer after the primitive with the reference."""
     t, layout = case.dst.type, case.dst.layout
     got = units_of(got_raw, t)
     covered = np.zeros(got.size, bool)
-    verdict = Verdict()
-    if case.dst.md.size != case.dst.nbytes:
+    verdict = Verdict(zero_trust=MISTRUST_ZERO_RATIO[case.problem.driver])
+    comp = Compensation(case) if case.dst.compensation else None
+    end = case.dst.nbytes
+    if comp is not None:
+        comp.offset = _compensation_offset(case, verdict, limit)
+        end = comp.offset + case.dst.compensation_nbytes
+    if case.dst.md.size != end:
         verdict.wrong += 1
         verdict.note(f"clayout's size of dst is {case.dst.md.size} bytes; the driver's layout says "
-                     f"{case.dst.nbytes}", limit)
+                     f"{end}", limit)
     for _, index in chunks(layout.padded):
         offsets = layout.offsets(index)
         covered[offsets] = True
@@ -217,18 +249,72 @@ def check(case: Case, got_raw: np.ndarray, limit: int = SHOWN) -> Verdict:
                              f"{int(got[pad[pos]]):#x}, not 0", limit)
         index = tuple(i[real] for i in index)
         flat = np.ravel_multi_index(index, case.dims) if index[0].size else index[0]
-        _check_elements(case, got[offsets[real]], flat, index, verdict, limit)
+        held = _check_elements(case, got[offsets[real]], flat, index, verdict, limit)
+        if comp is not None:
+            comp.add(index, held)
+    if comp is not None:
+        span = slice(comp.offset, comp.offset + case.dst.compensation_nbytes)
+        covered[span] = True   # s8 destination: a unit is a byte
+        comp.compare(got_raw[span], verdict, limit)
     outside = np.flatnonzero(~covered & (got != all_ones(t)))
     verdict.wrong += outside.size
     for unit in outside[:limit]:
-        where = "the guard after the buffer" if unit * t.bits >= case.dst.nbytes * 8 \
+        where = "the guard after the buffer" if unit * t.bits >= end * 8 \
             else "a gap between the destination's elements"
         verdict.note(f"{'nibble' if t.bits == 4 else 'unit'} {int(unit)} in {where} was "
                      f"written ({int(got[unit]):#x})", limit)
     return verdict
 
 
+class Compensation:
+    """The driver's compensation sums, gathered chunk by chunk, and their check."""
+
+    def __init__(self, case: Case):
+        self.case = case
+        self.offset = case.dst.data_nbytes
+        self.shapes = case.dst.compensation_shapes()
+        # Sums of the s8 values per slice of each mask, over the logical dims.
+        self.sums = {mask: np.zeros(math.prod(n for d, n in enumerate(case.dims)
+                                              if mask >> d & 1), np.float64)
+                     for _, mask, _ in self.shapes}
+
+    def add(self, index, values: np.ndarray):
+        for mask, sums in self.sums.items():
+            slot = np.zeros(values.size, np.int64)
+            for d, n in enumerate(self.case.dims):
+                if mask >> d & 1:
+                    slot = slot * n + index[d]
+            sums += np.bincount(slot, weights=values, minlength=sums.size)
+
+    def expected(self) -> list:
+        """(kind, mask, padded shape, expected s32 values in C order) of each."""
+        out = []
+        for kind, mask, shape in self.shapes:
+            logical = tuple(n for d, n in enumerate(self.case.dims) if mask >> d & 1)
+            full = np.zeros(shape, np.int64)
+            factor = 128 if kind == "s8s8" else 1
+            full[tuple(slice(0, n) for n in logical)] = \
+                -factor * self.sums[mask].reshape(logical).astype(np.int64)
+            out.append((kind, mask, shape, full.reshape(-1)))
+        return out
+
+    def compare(self, raw: np.ndarray, verdict: Verdict, limit):
+        got_all = np.ascontiguousarray(raw).view("<i4").astype(np.int64)
+        start = 0
+        for kind, mask, shape, expect in self.expected():
+            got = got_all[start:start + expect.size]
+            start += expect.size
+            bad = np.flatnonzero(got != expect)
+            verdict.wrong += bad.size
+            for pos in bad[:max(0, limit - len(verdict.details))]:
+                at = ",".join(str(int(i)) for i in np.unravel_index(pos, shape))
+                verdict.note(f"{kind} compensation (mask {mask}) at ({at}): got {int(got[pos])}, "
+                             f"expected {int(expect[pos])}", limit)
+
+
 def _check_elements(case: Case, got_bits, flat, index, verdict: Verdict, limit):
+    """Check elements; returns their values (float64; bits for a shuffle)
+    as held: what was got where it was accepted, else the reference."""
     t = case.dst.type
     if case.shuffle is not None:
         axis, rows, cols = case.shuffle
@@ -257,10 +343,11 @@ def _check_elements(case: Case, got_bits, flat, index, verdict: Verdict, limit):
     for pos in bad[:max(0, limit - len(verdict.details))]:
         verdict.note(f"at {_describe(index, pos)}: got {got[pos]!r}, expected {expect[pos]!r}",
                      limit)
+    return np.where(ok, got, expect)
 
 
 def mistrusted(verdict: Verdict) -> bool:
-    return verdict.checked >= 10 and verdict.zeros > MISTRUST_ZERO_RATIO * verdict.checked
+    return verdict.checked >= 10 and verdict.zeros > verdict.zero_trust * verdict.checked
 
 
 def host_bytes(case: Case) -> int:

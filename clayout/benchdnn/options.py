@@ -13,7 +13,7 @@ import shlex
 from dataclasses import dataclass, replace
 
 from .layout import TagError, check_grammar
-from .values import OTHER_TYPE_NAMES, TYPES
+from .values import OTHER_TYPE_NAMES, SCALE_TYPES, TYPES, ZERO_POINT_TYPES
 
 
 class UsageError(ValueError):
@@ -80,27 +80,35 @@ class ArgQuant:
     """One argument's scales or zero points from --attr-scales / --attr-zero-points."""
 
     arg: str              # "src" or "dst"
-    policy: str           # common, per_dim_N..., per_oc, per_tensor
+    policy: str           # common, per_dim_N..., per_oc, per_ocic, per_tensor
     value: float          # the common value
     data_type: str        # "" when not given
-    groups: tuple = ()    # () when not given
+    groups: tuple = ()    # () when not given, else the two group sizes (last two dims)
 
     def mask(self, ndims: int) -> int:
+        """benchdnn's mask of the policy for a reorder's src or dst (not
+        weights): per_oc is per_dim_1, per_ocic is per_dim_01."""
         if self.policy == "common":
             return 0
         if self.policy == "per_tensor":
             return (1 << ndims) - 1
         if self.policy == "per_oc":
             return 1 << 1
+        if self.policy == "per_ocic":
+            return (1 << 0) | (1 << 1)
         return sum(1 << int(d) for d in self.policy[len("per_dim_"):])
 
 
-_POLICY = re.compile(r"common|per_tensor|per_oc|per_dim_\d+")
+_POLICY = re.compile(r"common|per_tensor|per_ocic|per_oc|per_dim_\d+")
+_POLICIES = "common, per_dim_0, per_dim_1, per_dim_01, per_oc, per_ocic or per_tensor"
 
 
 def parse_quant(name: str, text: str, integer: bool) -> tuple[ArgQuant, ...]:
-    """``ARG:POLICY[:VALUE][:DATA_TYPE[:GROUPS]][+...]`` (benchdnn's syntax)."""
+    """``ARG:POLICY[:VALUE][:DATA_TYPE[:GROUPS]][+...]`` (benchdnn's syntax): a
+    VALUE only for the common policy; DATA_TYPE f32, bf16, f16 or e8m0 for
+    scales, s32, s8, u8, s4 or u4 for zero points; GROUPS two sizes, 1x32."""
     entries = []
+    allowed = ZERO_POINT_TYPES if integer else SCALE_TYPES
     for entry in filter(None, text.split("+")):
         parts = entry.split(":")
         arg = {"src0": "src"}.get(parts[0], parts[0])
@@ -108,26 +116,40 @@ def parse_quant(name: str, text: str, integer: bool) -> tuple[ArgQuant, ...]:
             raise UsageError(f"--{name}={text}: argument {parts[0]!r}; the reorder driver "
                              f"takes src (or src0) and dst")
         if len(parts) < 2 or not _POLICY.fullmatch(parts[1]):
-            raise UsageError(f"--{name}={text}: {entry!r} needs a policy: common, per_dim_0, "
-                             f"per_dim_1, per_dim_01, per_oc or per_tensor")
+            raise UsageError(f"--{name}={text}: {entry!r} needs a policy: {_POLICIES}")
+        policy = parts[1]
         rest = parts[2:]
         value = 0.0 if integer else 1.0
-        if rest and rest[0].rstrip("*") and rest[0] not in TYPES:
+        if rest and rest[0].rstrip("*") and rest[0] not in TYPES \
+                and rest[0] not in OTHER_TYPE_NAMES:
             number = rest.pop(0).rstrip("*")
             try:
                 value = float(int(number)) if integer else float(number)
             except ValueError:
                 raise UsageError(f"--{name}={text}: {number!r} is not "
                                  f"{'an integer' if integer else 'a number'}") from None
+            if policy != "common":
+                raise UsageError(f"--{name}={text}: {entry!r}: a value is given for the "
+                                 f"common policy only, not {policy} (its values are "
+                                 f"generated)")
         elif rest and not rest[0]:
             rest.pop(0)
         data_type = rest.pop(0) if rest else ""
         if data_type:
             _data_type(name, data_type)
-        groups = _dims(rest.pop(0), f"--{name}={text}: groups") if rest else ()
+            if data_type not in allowed:
+                raise UsageError(f"--{name}={text}: {'zero points' if integer else 'scales'} "
+                                 f"are stored as {', '.join(allowed)}, not {data_type}")
+        groups = ()
+        if rest:
+            groups = _dims(rest.pop(0), f"--{name}={text}: groups")
+            if len(groups) != 2 or 0 in groups:
+                raise UsageError(f"--{name}={text}: groups "
+                                 f"{'x'.join(map(str, groups))}: expected two sizes >= 1 "
+                                 f"(the last two dims), like 1x32")
         if rest:
             raise UsageError(f"--{name}={text}: unexpected {':'.join(rest)!r} after the groups")
-        entries.append(ArgQuant(arg, parts[1], value, data_type, groups))
+        entries.append(ArgQuant(arg, policy, value, data_type, groups))
     if len({e.arg for e in entries}) != len(entries):
         raise UsageError(f"--{name}={text}: an argument is given twice")
     return tuple(entries)
@@ -169,12 +191,17 @@ def parse_post_ops(text: str) -> tuple[PostOp, ...]:
 
 
 def parse_oflag(text: str) -> tuple[tuple[str, int], ...]:
+    """``FLAG:MASK[+FLAG:MASK]`` with FLAG s8s8_comp or zp_comp, each at most once."""
     flags = []
     for entry in filter(None, text.split("+")):
-        flag, _, mask = entry.partition(":")
+        flag, colon, mask = entry.partition(":")
         if flag not in ("s8s8_comp", "zp_comp"):
             raise UsageError(f"--oflag={text}: flag {flag!r}; expected s8s8_comp or zp_comp")
-        flags.append((flag, _int("oflag", mask or "0")))
+        if not colon or not re.fullmatch(r"\d+", mask):
+            raise UsageError(f"--oflag={text}: {entry!r} needs a mask >= 0, like {flag}:1")
+        if any(f == flag for f, _ in flags):
+            raise UsageError(f"--oflag={text}: {flag} is given twice")
+        flags.append((flag, int(mask)))
     return tuple(flags)
 
 

@@ -4,7 +4,9 @@ Nothing here uses clayout's conversions or ml_dtypes: the floats of 16 bits
 and fewer are decoded from their bit fields by formula, and encoded by a
 search in the sorted table of their values (round to nearest, ties to the
 even code), so a conversion bug in clayout cannot hide in its own check.
-Values travel as float64, which holds every value of every type exactly.
+e8m0 (an unsigned power of two, 2^(code - 127), no zero, 0xff NaN) has its own
+codec, PowerOfTwo. Values travel as float64, which holds every value of every
+type exactly.
 """
 from __future__ import annotations
 
@@ -14,7 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 # benchdnn's reorder driver fills each type from this table, its max and min
-# being the type's range below (exact integers for the float types).
+# being the type's range below (benchdnn's reorder configuration: f32 +-2^24,
+# f16, f8_e5m2 and f4_e2m1 +-2^11, f8_e4m3 +-127, s4 -7..8), each then
+# rounded to the type (f4_e2m1's 2048 saturates to 6, s4's 8 to 7).
 FILL_TABLE = ("max", "min", 0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 16.0, 64.0)
 # benchdnn's --def-scales: the values per-slice scales are drawn from.
 DEF_SCALES = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
@@ -107,6 +111,45 @@ class Minifloat:
 
 
 @dataclass(frozen=True)
+class PowerOfTwo:
+    """e8m0: 8 exponent bits, no sign, no mantissa; code c is 2^(c - 127)
+    (code 0 is 2^-127, there is no zero) and 0xff is NaN.
+
+    Encoding follows clayout's host path (e8m0 is host only; DESIGN.md gives
+    no rule for it): NaN, infinities, zeros and negative values give NaN; a
+    positive value goes to the nearer of the two powers of two around it, in
+    linear distance, a tie (1.5 * 2^k) going up; below 2^-127 it stays 2^-127,
+    between 2^-127 and 2^-126 it is 2^-126, and anything that rounds past
+    2^127 is NaN."""
+
+    bits: int = 8
+    bias: int = 127
+    nan_code: int = 0xFF
+
+    @functools.cached_property
+    def table(self) -> np.ndarray:
+        codes = np.arange(256, dtype=np.float64)
+        values = np.exp2(codes - self.bias)
+        values[self.nan_code] = np.nan
+        return values
+
+    def encode(self, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float64)
+        with np.errstate(all="ignore"):
+            ok = np.isfinite(x) & (x > 0)
+            a = np.where(ok, x, 1.0)
+            mantissa, exponent = np.frexp(a)         # a = m * 2^e, m in [0.5, 1)
+            k = exponent.astype(np.int64) - 1        # 2^k <= a < 2^(k+1)
+            k = k + (mantissa >= 0.75)               # at or above 1.5 * 2^k: up
+            k = np.where(a <= 2.0**-127, -127, np.maximum(k, -126))
+            out = np.where(ok & (k <= 127), k + self.bias, self.nan_code)
+        return out.astype(np.uint16)
+
+    def decode(self, codes: np.ndarray) -> np.ndarray:
+        return self.table[np.asarray(codes, dtype=np.int64)]
+
+
+@dataclass(frozen=True)
 class TypeInfo:
     """One of benchdnn's data types as the driver sees it."""
 
@@ -117,7 +160,7 @@ class TypeInfo:
     fill_min: float
     lowest: float = 0.0       # integers: the range results saturate to
     highest: float = 0.0
-    minifloat: Minifloat | None = None
+    minifloat: Minifloat | PowerOfTwo | None = None
 
     @property
     def is_int(self) -> bool:
@@ -183,17 +226,23 @@ TYPES: dict[str, TypeInfo] = {t.name: t for t in (
     _float("f64", 64, 2.0**24),
     _float("bf16", 16, 2.0**24, Minifloat(8, 7, "ieee")),
     _float("f16", 16, 2.0**11, Minifloat(5, 10, "ieee")),
-    _float("f8_e5m2", 8, 57344.0, Minifloat(5, 2, "ieee")),
+    _float("f8_e5m2", 8, 2.0**11, Minifloat(5, 2, "ieee")),
     _float("f8_e4m3", 8, 127.0, Minifloat(4, 3, "fn")),
-    _float("f4_e2m1", 4, 6.0, Minifloat(2, 1, "none")),
+    _float("f4_e2m1", 4, 2.0**11, Minifloat(2, 1, "none")),
+    # benchdnn's reorder has no range for e8m0: positive powers of two,
+    # 2^24 .. 2^-24 (the table's 0 becomes the minimum too, see fill_values).
+    TypeInfo("e8m0", 8, "float", 2.0**24, 2.0**-24, minifloat=PowerOfTwo()),
     _int("s32", 32, -2.0**31, 2.0**31 - 1, (-S32_MAX_FROM_F32, S32_MAX_FROM_F32)),
     _int("s8", 8, -128.0, 127.0),
     _int("u8", 8, 0.0, 255.0),
-    _int("s4", 4, -8.0, 7.0),
+    _int("s4", 4, -8.0, 7.0, (-7.0, 8.0)),
     _int("u4", 4, 0.0, 15.0),
 )}
-# Names benchdnn accepts that no code here can fill (e8m0 scales only).
-OTHER_TYPE_NAMES = ("e8m0",)
+# Names benchdnn accepts that no code here can fill.
+OTHER_TYPE_NAMES = ("f4_e3m0",)
+# The data types benchdnn stores scales and zero points in (the first: the default).
+SCALE_TYPES = ("f32", "bf16", "f16", "e8m0")
+ZERO_POINT_TYPES = ("s32", "s8", "u8", "s4", "u4")
 
 
 @functools.lru_cache(maxsize=None)
@@ -201,6 +250,8 @@ def fill_values(t: TypeInfo) -> np.ndarray:
     """The fill table of a type as stored values (float64, read-only)."""
     raw = np.array([t.fill_max if v == "max" else t.fill_min if v == "min" else v
                     for v in FILL_TABLE], np.float64)
+    if t.name == "e8m0":  # no zero (nor negative values) to hold
+        raw = np.where(raw > 0, raw, t.fill_min)
     # Integers saturate: the table's 16 and 64 do not fit the 4-bit types.
     out = np.clip(np.rint(raw), t.lowest, t.highest) if t.is_int else t.quantize(raw, "f64")
     out.setflags(write=False)
