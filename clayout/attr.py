@@ -69,6 +69,11 @@ class _PerSlice:
                 if dt.name == "bf16":
                     wide = f64_to_f32_odd(wide)
                 values = wide.astype(dt.numpy).astype(np.float32)
+            lost = np.isfinite(wide) & (wide != 0) & (~np.isfinite(values) | (values == 0))
+            if lost.any():
+                raise InvalidArgumentError(
+                    f"{self._what} value {array.reshape(-1)[lost.argmax()]!r} is out of "
+                    f"the range of data_type {dt.name}")
         else:
             values = np.ascontiguousarray(array.reshape(-1), dtype=self._dtype)
         self.values = values
@@ -102,7 +107,7 @@ class _PerSlice:
         if self.groups is not None:
             if not arg.startswith("src"):
                 raise InvalidArgumentError(
-                    f"{arg} {self._what} groups {self.groups!r}: groups apply to the "
+                    f"{arg} groups {self.groups!r}: groups apply to the "
                     f"source's scales and zero points only")
             if len(dims) < 2:
                 raise InvalidArgumentError(

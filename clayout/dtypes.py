@@ -51,9 +51,8 @@ class DataType:
 def _float(name, np_dtype, cl_storage, bits=None):
     np_dtype = np.dtype(np_dtype)
     info = ml_dtypes.finfo(np_dtype)
-    low = 0.0 if name == "e8m0" else float(info.min)  # e8m0 has no sign
     return DataType(name, bits or np_dtype.itemsize * 8, np_dtype, cl_storage, "float",
-                    low, float(info.max))
+                    float(info.min), float(info.max))
 
 
 def _int(name, np_dtype, cl_storage, bits=None):

@@ -47,16 +47,23 @@ class Extra:
                  scale_adjust=1.0):
         comp = _mask(compensation_mask, "compensation_mask")
         asymm = _mask(asymm_compensation_mask, "asymm_compensation_mask")
-        if (not isinstance(scale_adjust, numbers.Real) or isinstance(scale_adjust, bool)
-                or not math.isfinite(scale_adjust) or scale_adjust <= 0):
+        if not isinstance(scale_adjust, numbers.Real) or isinstance(scale_adjust, bool):
+            raise InvalidArgumentError(f"scale_adjust {scale_adjust!r}: expected a number")
+        with np.errstate(over="ignore", under="ignore"):
+            as_f32 = float(np.float32(scale_adjust))
+        if not math.isfinite(as_f32) or as_f32 <= 0:
             raise InvalidArgumentError(
-                f"scale_adjust {scale_adjust!r}: expected a finite number > 0")
+                f"scale_adjust {scale_adjust!r}: expected a number > 0 that is finite and "
+                f"nonzero as an f32")
         object.__setattr__(self, "compensation_mask", comp)
         object.__setattr__(self, "asymm_compensation_mask", asymm)
         # An f32, as the kernels multiply by it.
-        object.__setattr__(self, "scale_adjust", float(np.float32(scale_adjust)))
+        object.__setattr__(self, "scale_adjust", as_f32)
 
     def __setattr__(self, name, value):
+        raise AttributeError("Extra is immutable")
+
+    def __delattr__(self, name):
         raise AttributeError("Extra is immutable")
 
     @property
@@ -120,7 +127,7 @@ class Extra:
         parts = [f"{'s8s8_comp' if name == 's8s8' else 'zp_comp'}:{mask}"
                  for name, mask in self.masks()]
         if self.scale_adjust != 1.0:
-            parts.append(f"scale_adjust:{self.scale_adjust:g}")
+            parts.append(f"scale_adjust:{self.scale_adjust!r}")
         return "+".join(parts)
 
     def __repr__(self):
@@ -130,5 +137,5 @@ class Extra:
         if self.asymm_compensation_mask:
             parts.append(f"asymm_compensation_mask={self.asymm_compensation_mask:#b}")
         if self.scale_adjust != 1.0:
-            parts.append(f"scale_adjust={self.scale_adjust:g}")
+            parts.append(f"scale_adjust={self.scale_adjust!r}")
         return f"Extra({', '.join(parts)})"

@@ -539,7 +539,7 @@ def element_span(md: MemoryDesc, box=None) -> tuple[int, int]:
 @functools.lru_cache(maxsize=256)
 def _bit_span(md: MemoryDesc) -> tuple[int, int]:
     first, end = element_span(md)
-    return first * md.dtype.bits, end * md.dtype.bits
+    return first * md.dtype.bits // 8 * 8, -(-end * md.dtype.bits // 8) * 8  # whole bytes
 
 
 def may_overlap(a, b) -> bool:
@@ -549,7 +549,10 @@ def may_overlap(a, b) -> bool:
     whose spans miss each other."""
     if a is None or b is None:
         return True
-    if all(getattr(a, n) == getattr(b, n) for n in (
+    # 4-bit windows that meet mid-byte share that byte, and kernels store
+    # whole bytes: compare byte spans, never the windows' elements.
+    packed = a.dtype.packed or b.dtype.packed
+    if not packed and all(getattr(a, n) == getattr(b, n) for n in (
             "data_type", "padded_dims", "strides", "inner_blks", "inner_idxs", "offset0")):
         return all(oa < ob + nb and ob < oa + na for oa, na, ob, nb in zip(
             a.padded_offsets, a.own_padded_dims, b.padded_offsets, b.own_padded_dims))

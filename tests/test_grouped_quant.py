@@ -434,3 +434,16 @@ def test_groups_on_1d(host_engine):
         np.ones(2), mask=1, groups=(1, 32))), "(1, 32)")
     expect_invalid(reorder_with(host_engine, dims=(64,), src_zero_point=cly.ZeroPoints(
         np.ones(2, np.int32), mask=1, groups=(32, 1), data_type="s8")), "(32, 1)")
+
+
+@pytest.mark.parametrize("value, data_type", [(70000.0, "f16"), (1e-30, "f16"), (1e39, "bf16")])
+def test_scale_values_outside_their_data_type_are_refused(value, data_type):
+    with pytest.raises(cly.InvalidArgumentError, match=data_type) as info:
+        cly.Scales([1.0, value], mask=1, data_type=data_type)
+    assert repr(value) in str(info.value) or str(value) in str(info.value)
+
+
+@pytest.mark.parametrize("adjust", [1e-50, 1e40, 0.0, -0.5, float("nan")])
+def test_scale_adjust_must_stay_a_positive_finite_f32(adjust):
+    with pytest.raises(cly.InvalidArgumentError, match="scale_adjust"):
+        cly.Extra(compensation_mask=1, scale_adjust=adjust)

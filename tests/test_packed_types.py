@@ -335,3 +335,15 @@ def test_reference_f4_rules():
     assert [np.signbit(v) for v in got] == [np.signbit(v) for v in want]
     codes = ref.nibble_codes(ref.nibble_values(np.arange(16), "f4_e2m1"), "f4_e2m1")
     assert codes.tolist() == list(range(16))
+
+
+def test_4bit_windows_that_share_a_byte_may_overlap():
+    """Kernels store whole bytes (the passes read, change and write back one),
+    so two windows meeting mid-byte must be ordered like overlapping ones."""
+    from clayout.memory_desc import may_overlap
+    parent = cly.MemoryDesc((2, 7), "s4", tag="ab")
+    left, right = parent.submemory((2, 3), (0, 0)), parent.submemory((2, 4), (0, 3))
+    assert may_overlap(left, right)
+    # Windows of whole bytes apart stay disjoint.
+    whole = cly.MemoryDesc((2, 8), "s4", tag="ab")
+    assert not may_overlap(whole.submemory((1, 8), (0, 0)), whole.submemory((1, 8), (1, 0)))

@@ -172,7 +172,8 @@ class Kernel(_LockedKernel):
         """Enqueue the kernel on buffers src and dst with the values of
         ``plan.args`` in order; returns its Event. A launch of more than
         MAX_LAUNCH_ITEMS work-items goes as several, each with its global
-        offset (the kernels read their position from get_global_id)."""
+        offset (the kernels read their position from get_global_id); a
+        plan in nibble "passes" launches twice, the second after the first."""
         local_size = self.ndrange()[1]
         if self.plan.nibbles == "passes":
             # Even nibbles, then odd ones: no two work-items of one launch

@@ -533,7 +533,7 @@ def _plan_gpu(problem, profile, levels, common) -> KernelPlan:
         vec = next(v for v in (16, 8, 4, 2, 1)
                    if v * widest <= tuning.vector_bytes and inner.extent % v == 0)
     elif dst_md.dtype.packed and inner.dst_stride == 1 and inner.extent % 2 == 0:
-        vec = 2  # a byte per work-item: neighbours store neighbouring bytes
+        vec = 2  # two nibbles per work-item: a byte, when the run starts on one
     items = math.prod(lv.extent for lv in levels) // vec
     aligned = False
     if vec > 1 and not dst_md.dtype.packed:

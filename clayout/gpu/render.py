@@ -197,8 +197,6 @@ def _values(plan: KernelPlan, kernel_name: str | None, c: _Expressions) -> dict:
             helpers.add(dt)
         if dt in ("s4", "u4", "f4_e2m1"):
             helpers.add("nibble")
-    if plan.nibbles is None and src.dtype.packed and bit_copy:
-        helpers.discard("nibble")
     return dict(
         kind="shuffle" if plan.name.startswith("shuffle") else "reorder",
         name=kernel_name or plan.name, src_desc=describe(src), dst_desc=describe(dst),

@@ -8,7 +8,6 @@
                  "s4": (-8, 7), "u4": (0, 15)}
     # Types decoded and encoded by the helper functions below.
     SMALL_FLOATS = ("f8_e5m2", "f8_e4m3", "f4_e2m1")
-    PACKED = ("s4", "u4", "f4_e2m1")
 %>\
 <%def name="vector_load(dt, ptr, off, n)">\
 ## n elements at ptr + off, as a vector of dt's storage type: a typed access
