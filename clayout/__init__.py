@@ -1,4 +1,8 @@
 """clayout: oneDNN's memory formats, reorder and shuffle on any OpenCL device."""
+
+# The one place the version is written: pyproject.toml reads it from here.
+__version__ = "0.1.0"
+
 from . import tags
 from .attr import Attr, Scales, ZeroPoints
 from .engine import Engine, Stream, default_engine
