@@ -5,6 +5,7 @@ __version__ = "0.1.0"
 
 from . import tags
 from .attr import Attr, Scales, ZeroPoints
+from .dtypes import DataType, data_type
 from .engine import Engine, Stream, default_engine
 from .errors import Error, ExecutionError, InvalidArgumentError, UnimplementedError
 from .extra import Extra
@@ -13,5 +14,5 @@ from .memory import Memory
 from .memory_desc import MemoryDesc
 from .primitives import Reorder, Shuffle, reorder, shuffle
 
-__all__ = ["Attr", "Reorder", "Shuffle", "shuffle", "Scales", "ZeroPoints", "reorder", "Engine", "Error", "ExecutionError", "Extra", "default_engine", "InvalidArgumentError", "kernel_cache", "Memory", "MemoryDesc",
+__all__ = ["Attr", "DataType", "data_type", "Reorder", "Shuffle", "shuffle", "Scales", "ZeroPoints", "reorder", "Engine", "Error", "ExecutionError", "Extra", "default_engine", "InvalidArgumentError", "kernel_cache", "Memory", "MemoryDesc",
            "Stream", "UnimplementedError", "tags"]

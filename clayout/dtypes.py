@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Union
 
 import ml_dtypes
 import numpy as np
@@ -81,6 +82,11 @@ DATA_TYPES: dict[str, DataType] = {
     )
 }
 
+#: What ``data_type()`` accepts: a name (clayout's or NumPy's), a NumPy or
+#: ml_dtypes dtype or scalar type, or a DataType.
+DataTypeLike = Union[str, np.dtype, type, DataType]
+
+
 def f64_to_f32_odd(values: np.ndarray) -> np.ndarray:
     """f64 rounded to f32 "to odd": truncated, with the last bit set when
     inexact. Rounding that once more to a type of at least two fewer
@@ -99,25 +105,46 @@ def f64_to_f32_odd(values: np.ndarray) -> np.ndarray:
 CORE_TYPES = ("f32", "f16", "bf16", "s32", "s8", "u8")
 
 
-def data_type(value) -> DataType:
-    """The DataType named by ``value`` (a name, a DataType or a NumPy dtype).
+#: NumPy's name of each type's dtype (``np.dtype(x).name``; ml_dtypes' for
+#: bf16, the f8, 4-bit and e8m0 types), read as the clayout type it stores.
+NUMPY_NAMES: dict[str, str] = {dt.numpy.name: dt.name for dt in DATA_TYPES.values()}
 
-    Raises InvalidArgumentError for anything else.
+# NumPy reads these as its 64-bit types: a user writing one may mean f32 or
+# s32, so neither is guessed.
+_AMBIGUOUS = (float, int, bool, complex)
+
+
+def _accepted() -> str:
+    return (f"a clayout name ({', '.join(DATA_TYPES)}), a NumPy name "
+            f"({', '.join(NUMPY_NAMES)}) or one of those NumPy / ml_dtypes dtypes")
+
+
+def data_type(value: DataTypeLike) -> DataType:
+    """The DataType named by ``value``: a clayout name (``"f32"``, ``"s8"``,
+    ``"bf16"``, ...), a NumPy name (``"float32"``, ``"int8"``, ``"bfloat16"``,
+    ``"float8_e4m3fn"``, ``"int4"``, ...), a NumPy or ml_dtypes dtype or scalar
+    type (``np.int8``, ``np.dtype("float16")``, ``ml_dtypes.bfloat16``) or a
+    DataType.
+
+    Raises InvalidArgumentError, listing what is accepted, for anything else:
+    other strings (``"float"``, NumPy's type codes such as ``"f8"``, which
+    clashes with the f8 types), Python's ``float``/``int``/``bool``, and
+    dtypes clayout lacks (int64, complex, object, non-native byte order).
     """
     if isinstance(value, DataType):
         return value
-    if isinstance(value, str) and value in DATA_TYPES:
-        return DATA_TYPES[value]
-    np_dtype = None
-    # None would read as NumPy's float64, "f8" too.
-    if value is not None and not isinstance(value, (str, bytes)):
+    if isinstance(value, str):
+        name = value if value in DATA_TYPES else NUMPY_NAMES.get(value)
+        if name is not None:
+            return DATA_TYPES[name]
+    ambiguous = any(value is t for t in _AMBIGUOUS)  # identity: `in` would compare arrays
+    if isinstance(value, np.dtype) or (isinstance(value, type) and not ambiguous):
         try:
             np_dtype = np.dtype(value)
         except (TypeError, ValueError):
-            pass
-    if np_dtype is not None:
+            np_dtype = None
         for dt in DATA_TYPES.values():
             if dt.numpy == np_dtype:
                 return dt
-    raise InvalidArgumentError(
-        f"unknown data type {value!r}: expected one of {', '.join(DATA_TYPES)}")
+    why = " (ambiguous: NumPy reads it as its 64-bit type)" if ambiguous else ""
+    raise InvalidArgumentError(f"unknown data type {value!r}{why}: expected {_accepted()}")
