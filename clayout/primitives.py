@@ -56,8 +56,9 @@ class _Primitive:
         self.impl = self._implementation.impl
         self._label = self._implementation.describe()  # names the generated kernel too
         for name, why in self._implementation.declined:
-            verbose.log("decline", self.engine.kind, self.kind, name, why, min_level=2)
-        verbose.log("create", self.engine.kind, self.kind, self._label, self._signature())
+            verbose.log("decline", self.engine.kind, self.kind, f"{name} ({why})",
+                        *self._signature(), min_level=2)
+        verbose.log("create", self.engine.kind, self.kind, self._label, *self._signature())
 
     def explain(self) -> str:
         """Which implementation runs, and why each one before it declined;
@@ -69,12 +70,13 @@ class _Primitive:
         report = self._implementation.report()
         return "\n".join(lines + ([report] if report else []))
 
-    def _signature(self) -> str:
-        text = f"{_md_text(self.src_md, 'src')} {_md_text(self.dst_md, 'dst')}"
+    def _signature(self) -> tuple[str, str, str]:
+        """The verbose columns descriptors, attributes and problem."""
+        problem = "x".join(map(str, self.src_md.dims))
         if self.shuffle:
-            text += f",axis:{self.shuffle[0]} group:{self.shuffle[1]}"
-        attr = _describe_attr(self.attr)
-        return f"{text},{attr},{'x'.join(map(str, self.src_md.dims))}"
+            problem += f" axis:{self.shuffle[0]} group:{self.shuffle[1]}"
+        return (f"{_md_text(self.src_md, 'src')} {_md_text(self.dst_md, 'dst')}",
+                _describe_attr(self.attr), problem)
 
     def _check_memory(self, mem, md, arg):
         if not isinstance(mem, Memory):
@@ -118,7 +120,7 @@ class _Primitive:
         with dst.write_lock:  # record events in the order they are enqueued
             event = self._implementation.execute(queue, src, dst, wait + dst._wait_list(queue))
             dst._wrote(event, queue)
-        if verbose.level():
+        if verbose.enabled():
             from .gpu.events import device_seconds, when_complete
             when_complete(event, lambda: self._log_exec(start, device_seconds(event)),
                           self.engine.caps)
@@ -129,11 +131,11 @@ class _Primitive:
         profiles, else the time from the execute() call to completion."""
         if seconds is None:
             seconds = time.perf_counter() - start
-        verbose.log("exec", self.engine.kind, self.kind, self._label, self._signature(),
+        verbose.log("exec", self.engine.kind, self.kind, self._label, *self._signature(),
                     f"{seconds * 1e3:.3f}ms")
 
     def __repr__(self):
-        return f"<{type(self).__name__} {self.impl} {self._signature()}>"
+        return f"<{type(self).__name__} {self.impl} {','.join(self._signature())}>"
 
 
 def _is_int(value) -> bool:
@@ -242,11 +244,11 @@ class Shuffle(_Primitive):
         shuffle = None if group in (1, channels) else (self.axis, group)
         self._setup(src_md, dst_md, engine, None, shuffle)
 
-    def _signature(self) -> str:
-        text = super()._signature()
+    def _signature(self) -> tuple[str, str, str]:
+        descriptors, attributes, problem = super()._signature()
         if not self.shuffle:
-            text += f",axis:{self.axis} group:{self.group_size} (a copy)"
-        return text + (",backward" if self.backward else "")
+            problem += f" axis:{self.axis} group:{self.group_size} (a copy)"
+        return descriptors, attributes, problem + (" backward" if self.backward else "")
 
 
 def shuffle(src: Memory, dst: Memory, axis: int, group_size: int, backward: bool = False):

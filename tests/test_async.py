@@ -152,7 +152,7 @@ def test_verbose_does_not_block_execute(cl_engine):
         assert np.array_equal(dst.to_numpy(), values)
         print("ok")
     """, env={"CLAYOUT_VERBOSE": "1"})
-    assert "clayout_verbose,exec,opencl,reorder" in done.stderr
+    assert "clayout_verbose,primitive,exec,opencl,reorder," in done.stderr
 
 
 @pytest.mark.parametrize("case", ["e8m0 destination", "7 dims", "s4 with sum"])

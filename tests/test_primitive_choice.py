@@ -13,11 +13,20 @@ def verbose_lines(capsys, kind, count, timeout=10.0):
     among them: exec lines come from the event's completion callback."""
     lines, deadline = [], time.monotonic() + timeout
     while True:
-        lines += capsys.readouterr().err.splitlines()
-        if sum(line.split(",")[1] == kind for line in lines) >= count \
+        # The header comes once per process: in whichever test logs first.
+        lines += [line for line in capsys.readouterr().err.splitlines()
+                  if line != cly.verbose.HEADER]
+        if sum(line.split(",")[2] == kind for line in lines) >= count \
                 or time.monotonic() > deadline:
             return lines
         time.sleep(0.01)
+
+
+def columns(line):
+    """A line's columns by the header's names; every line has all of them."""
+    fields = line.split(",")
+    assert len(fields) == len(cly.verbose.HEADER.split(",")), line
+    return dict(zip(("prefix", "category") + cly.verbose.COLUMNS, fields))
 
 
 def test_verbose_prints_creation_execution_and_builds_once(cl_engine, monkeypatch, capsys):
@@ -31,20 +40,34 @@ def test_verbose_prints_creation_execution_and_builds_once(cl_engine, monkeypatc
         cly.Reorder(src_md, dst_md, engine=cl_engine, attr=cly.Attr(src_scales=2.0)) \
             .execute(stream, src, dst)
     stream.wait()
-    lines = verbose_lines(capsys, "exec", 2)
-    kinds = [line.split(",")[1] for line in lines]
+    lines = [columns(line) for line in verbose_lines(capsys, "exec", 2)]
+    kinds = [line["event"] for line in lines]
     # One build, before the first creation; exec lines come as each run completes.
     assert kinds[:2] == ["build", "create"] and sorted(kinds[2:]) == ["create", "exec", "exec"]
-    assert "src:f32:abcd dst:s8:aBcd8b" in lines[1] and "attr-scales:src:0" in lines[1]
+    build, create = lines[:2]
+    assert build["category"] == "kernel" and build["engine"] == "opencl"
+    assert build["implementation"] == "reorder_f32_abcd_to_s8_aBcd8b"
+    assert build["time"].endswith("ms") and float(build["time"][:-2]) > 0
+    assert create == {"prefix": "clayout_verbose", "category": "primitive", "event": "create",
+                      "engine": "opencl", "primitive": "reorder",
+                      "implementation": "ocl:generated:reorder_f32_abcd_to_s8_aBcd8b",
+                      "descriptors": "src:f32:abcd dst:s8:aBcd8b",
+                      "attributes": "attr-scales:src:0:f32", "problem": "2x19x3x5", "time": ""}
     exec_line = lines[kinds.index("exec")]
-    assert exec_line.endswith("ms") and "2x19x3x5" in exec_line
+    # The same columns as the creation, and the time.
+    assert {k: v for k, v in exec_line.items() if k not in ("event", "time")} == \
+        {k: v for k, v in create.items() if k not in ("event", "time")}
+    assert exec_line["time"].endswith("ms") and float(exec_line["time"][:-2]) > 0
 
 
 def test_verbose_explains_a_host_fallback(cl_engine, monkeypatch, capsys):
     monkeypatch.setenv("CLAYOUT_VERBOSE", "1")
     md = cly.MemoryDesc((2,) * 7, "f32")
     cly.Reorder(md, cly.MemoryDesc(md.dims, "f32", tag="gfedcba"), engine=cl_engine)
-    assert "host:numpy (7 dims: OpenCL kernels serve up to 6)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    create = [columns(line) for line in err.splitlines() if line != cly.verbose.HEADER]
+    assert [line["implementation"] for line in create] == \
+        ["host:numpy (7 dims: OpenCL kernels serve up to 6)"]
 
 
 def test_no_output_without_verbose(cl_engine, monkeypatch, capsys):
@@ -159,8 +182,11 @@ def test_verbose_2_prints_each_decline(cl_engine, monkeypatch, capsys):
     md = cly.MemoryDesc((2,) * 7, "f32")
     cly.Reorder(md, cly.MemoryDesc(md.dims, "f32", tag="gfedcba"), engine=cl_engine)
     err = capsys.readouterr().err
-    assert "decline,opencl,reorder,ocl:generated,7 dims: OpenCL kernels serve up to 6" in err
-    assert "decline,opencl,reorder,ocl:copy,the layouts differ" in err
+    assert "decline,opencl,reorder,ocl:generated (7 dims: OpenCL kernels serve up to 6)," \
+        "src:f32:abcdefg dst:f32:gfedcba,,2x2x2x2x2x2x2," in err
+    assert "decline,opencl,reorder,ocl:copy (the layouts differ),src:f32:abcdefg" in err
+    lines = [columns(line) for line in err.splitlines() if line != cly.verbose.HEADER]
+    assert [line["event"] for line in lines] == ["decline"] * 3 + ["create"]
 
 
 def test_kernel_names_tell_the_cases_apart(cl_engine):

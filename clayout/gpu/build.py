@@ -33,8 +33,8 @@ def _build(engine, source: str, names: list[str]) -> list:
     start = time.perf_counter()
     program = cl.Program(engine.context, source).build(options=build_options(engine.device))
     label = names[0] if len(names) == 1 else f"{len(names)} kernels"
-    verbose.log("build", label, f"{(time.perf_counter() - start) * 1e3:.2f}ms")
-    verbose.log("source", label, "\n" + source, min_level=2)
+    verbose.log("build", "opencl", "", label, time=f"{(time.perf_counter() - start) * 1e3:.2f}ms")
+    verbose.log("source", "opencl", "", label, min_level=2, text=source)
     return [getattr(program, name) for name in names]
 
 
