@@ -1,0 +1,141 @@
+"""``python -m clayout info``: the OpenCL devices, the profile each gets,
+the default engine, and which implementation runs a few typical problems
+on each device (as ``Reorder(...).impl`` / ``Shuffle(...).impl`` says).
+
+``report()`` returns the text; it works, and says so, with no OpenCL driver.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from typing import Callable
+
+import numpy as np
+
+from . import __version__
+from .attr import Attr, Scales, ZeroPoints
+from .engine import Engine, opencl_devices
+from .memory_desc import MemoryDesc
+from .primitives import Reorder, Shuffle
+
+#: The environment variables that change what clayout picks or does.
+ENVIRONMENT = ("PYOPENCL_CTX", "CLAYOUT_STRATEGY", "CLAYOUT_VERBOSE",
+               "CLAYOUT_CONVERT_ON_DEVICE_BYTES")
+
+
+def _problems() -> list[tuple[str, Callable[[Engine], object]]]:
+    """(name, make(engine) -> primitive) of the problems the table shows."""
+    act = (2, 64, 7, 7)
+
+    def md(dims, data_type, tag=None):
+        return MemoryDesc(dims, data_type, tag=tag)
+
+    def per_channel_s8(engine):
+        return Reorder(md(act, "f32", "nchw"), md(act, "s8", "nChw16c"), engine=engine,
+                       attr=Attr(src_scales=Scales(np.ones(64), mask=0b10)))
+
+    def grouped_u4(engine):
+        groups = 64 * 256 // 32
+        return Reorder(md((64, 256), "u4"), md((64, 256), "f16"), engine=engine, attr=Attr(
+            src_scales=Scales(np.ones(groups), mask=0b11, groups=(1, 32), data_type="f16"),
+            src_zero_point=ZeroPoints(np.full(groups, 8), mask=0b11, groups=(1, 32),
+                                      data_type="u4")))
+
+    seven = (2, 3, 2, 3, 2, 3, 2)
+    return [
+        ("f32 nchw -> nChw16c", lambda e: Reorder(md(act, "f32", "nchw"),
+                                                  md(act, "f32", "nChw16c"), engine=e)),
+        ("f32 -> s8 nChw16c, per-channel scales", per_channel_s8),
+        ("u4 -> f16, 1x32 grouped scales and zero points", grouped_u4),
+        ("f64 nchw -> nhwc", lambda e: Reorder(md(act, "f64", "nchw"), md(act, "f64", "nhwc"),
+                                               engine=e)),
+        ("f32 7 dims, reversed", lambda e: Reorder(md(seven, "f32"), md(seven, "f32", "gfedcba"),
+                                                   engine=e)),
+        ("shuffle f32 nChw16c, axis 1, group 4",
+         lambda e: Shuffle(md(act, "f32", "nChw16c"), axis=1, group_size=4, engine=e)),
+    ]
+
+
+def _profile_lines(profile) -> list[str]:
+    kib = profile.local_mem // 1024
+    return [
+        f"strategy {profile.strategy} (kind {profile.kind}"
+        + (", forced by CLAYOUT_STRATEGY)" if profile.strategy != profile.strategy_of_kind
+           else ")"),
+        f"vendor {profile.vendor or '?'}, {profile.compute_units} compute units",
+        f"work-group: max {profile.max_work_group_size}, preferred multiple "
+        f"{profile.preferred_multiple}, asked {profile.tuning.work_group}",
+        f"local memory {kib} KiB, buffer alignment {profile.base_align} B",
+        f"fp16 {'yes' if profile.fp16 else 'no'}, fp64 {'yes' if profile.fp64 else 'no'}, "
+        f"sub-groups {', '.join(profile.subgroups) or 'none'}",
+    ]
+
+
+def _impl(make, engine) -> str:
+    try:
+        return make(engine).impl
+    except Exception as error:  # noqa: BLE001 - a report names any failure, it does not stop
+        return f"refused: {type(error).__name__}: {error}"
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip()
+            for row in rows]
+
+
+def report() -> str:
+    """The whole report as text (see the module's docstring)."""
+    lines = [f"clayout {__version__} on Python {platform.python_version()}, "
+             f"NumPy {np.__version__}"]
+    set_vars = [f"{name}={os.environ[name]!r}" for name in ENVIRONMENT if name in os.environ]
+    lines.append("environment: " + (", ".join(set_vars) or "none of " + ", ".join(ENVIRONMENT)))
+
+    devices = opencl_devices()
+    engines: list[tuple[str, Engine]] = []
+    lines.append("")
+    if not devices:
+        lines.append("OpenCL: no platform or device found (no driver installed, e.g. "
+                     "apt-get install pocl-opencl-icd); everything runs on the host engine "
+                     "(NumPy).")
+    else:
+        lines.append("OpenCL devices:")
+        for index, device in enumerate(devices):
+            name = device.name.strip()
+            lines.append(f"[{index}] {name} ({device.platform.name.strip()}, "
+                         f"{device.version.strip()})")
+            try:
+                engine = Engine("opencl", device=device)
+            except Exception as error:  # noqa: BLE001
+                lines.append(f"    no engine: {type(error).__name__}: {error}")
+                continue
+            lines += ["    " + text for text in _profile_lines(engine.profile)]
+            engines.append((f"[{index}] {name}", engine))
+
+    lines.append("")
+    try:
+        default = Engine()
+        lines.append(f"Engine() picks: {default!r}"
+                     + (" (from PYOPENCL_CTX)" if "PYOPENCL_CTX" in os.environ else ""))
+    except Exception as error:  # noqa: BLE001
+        lines.append(f"Engine() fails: {type(error).__name__}: {error}")
+    engines.append(("host", Engine("host")))
+
+    lines += ["", "What runs where (Reorder/Shuffle(...).impl):"]
+    problems = _problems()
+    from .gpu.build import batch_builds
+
+    for label, engine in engines:
+        lines.append(f"on {label}:")
+        with batch_builds():  # one OpenCL program per device for all its kernels
+            rows = [[name, _impl(make, engine)] for name, make in problems]
+        lines += _table(rows)
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    """Print the report; returns the exit status."""
+    print(report())
+    sys.stdout.flush()
+    return 0
