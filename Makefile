@@ -19,10 +19,24 @@ test: opencl
 	$(PY) -m pytest -q
 	CLAYOUT_STRATEGY=gpu $(PY) -m pytest -q $(GPU_STRATEGY_TESTS)
 
-bench: opencl
-	$(PY) benchmarks/bench_reorder.py
-	$(PY) benchmarks/bench_shuffle.py
+# Each table runs with both kernel strategies; their numbers go to
+# benchmarks/results/*.json and plot.py draws benchmarks/ratio_to_copy.png.
+RESULTS = benchmarks/results
+
+bench: opencl $(VENV)/bench-installed
+	mkdir -p $(RESULTS)
+	for s in cpu gpu; do \
+	  CLAYOUT_STRATEGY=$$s $(PY) benchmarks/bench_reorder.py --json $(RESULTS)/reorder_$$s.json && \
+	  CLAYOUT_STRATEGY=$$s $(PY) benchmarks/bench_shuffle.py --json $(RESULTS)/shuffle_$$s.json \
+	  || exit 1; \
+	done
 	$(PY) benchmarks/bench_transfer.py
+	$(PY) benchmarks/plot.py $(RESULTS)/*.json -o benchmarks/ratio_to_copy.png
+
+# matplotlib, for the plot only (the [bench] extra).
+$(VENV)/bench-installed: $(VENV)/installed
+	$(PY) -m pip install -q -e '.[bench]'
+	touch $@
 
 opencl: $(VENV)/installed
 	@bash scripts/ensure_opencl.sh $(PY)

@@ -5,6 +5,7 @@ GB/s counts bytes read plus bytes written; "% copy" is the median over the
 pairs of the case's GB/s over the copy kernel's. Times are medians of --repeats.
 Usage: python benchmarks/bench_reorder.py [--repeats N] [--shapes 8x256x56x56]
        [--weights OxIxHxW (one shape for every 4-D weights case)] [--only TEXT]
+       [--json PATH (the numbers, for benchmarks/plot.py)]
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import ml_dtypes
 import numpy as np
 
 from common import (CopyKernel, clayout_run, cly, columns, copy_row, median_seconds, paired,
-                    print_table, result_row, shapes, start)
+                    print_table, result_row, shapes, start, write_json)
 
 # name, src type, src tag, dst type, dst tag, attribute ("scale": one src
 # scale; "per-channel": src scales with mask 0b10; "groups": f16 src scales
@@ -173,6 +174,7 @@ def main():
         rows.insert(0, row)
     print_table("reorder, each case against a copy kernel moving as many bytes", rows,
                 columns(torch is not None))
+    write_json(args.json, "reorder", engine, rows, copies.values())
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ copy kernel (same run), NumPy (reshape/transpose) and PyTorch's channel_shuffle
 where installed. GB/s counts bytes read plus bytes written; medians of --repeats.
 
 Usage: python benchmarks/bench_shuffle.py [--repeats N] [--shapes ...] [--groups 4,3]
+       [--json PATH (the numbers, for benchmarks/plot.py)]
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import argparse
 import numpy as np
 
 from common import (CopyKernel, clayout_run, cly, columns, copy_row, median_seconds, paired,
-                    print_table, result_row, shapes, start)
+                    print_table, result_row, shapes, start, write_json)
 
 TAGS = ("nchw", "nhwc", "nChw16c")
 
@@ -27,6 +28,7 @@ def main():
     parser.add_argument("--shapes", default="32x256x56x56,1x272x56x56")
     parser.add_argument("--groups", default="4,3")
     args, engine, stream, torch = start(parser)
+    every_row, copies = [], []
     for dims in shapes(args.shapes):
         shape = "x".join(map(str, dims))
         a = np.random.default_rng(0).standard_normal(dims, dtype=np.float32)
@@ -54,8 +56,12 @@ def main():
                     t_pt = median_seconds(lambda: torch.nn.functional.channel_shuffle(x, group),
                                           args.repeats)
                 rows.append(result_row(case, prim.impl, t, 2 * md.size, share, t_np, t_pt))
+                rows[-1]["data"]["case"] = f"{case} {shape}"  # one list for every shape
         rows.insert(0, copy_row(copy))
         print_table(f"shuffle {shape} f32, axis 1", rows, columns(torch is not None))
+        every_row += rows
+        copies.append(copy)
+    write_json(args.json, "shuffle", engine, every_row, copies)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Shared timing helpers for the benchmark scripts: medians, GB/s, the copy kernel."""
 from __future__ import annotations
 
+import json
 import statistics
 import time
 
@@ -97,7 +98,11 @@ def result_row(case, impl, seconds, moved, copy_share, numpy_seconds, torch_seco
     rate = gbps(moved, seconds)
     row = {"case": case, "impl": impl, "ms": f"{seconds * 1e3:.2f}", "GB/s": f"{rate:.2f}",
            "% copy": f"{100 * copy_share:.0f}%" if copy_share else "-",
-           "numpy ms": f"{numpy_seconds * 1e3:.2f}", "vs numpy": f"{numpy_seconds / seconds:.2f}x"}
+           "numpy ms": f"{numpy_seconds * 1e3:.2f}", "vs numpy": f"{numpy_seconds / seconds:.2f}x",
+           # The numbers themselves, for --json (the table shows the strings).
+           "data": {"case": case, "impl": impl, "seconds": seconds, "gbps": rate,
+                    "share_of_copy": copy_share, "numpy_seconds": numpy_seconds,
+                    "torch_seconds": torch_seconds}}
     if torch_seconds is not None:
         row.update({"torch ms": f"{torch_seconds * 1e3:.2f}",
                     "vs torch": f"{torch_seconds / seconds:.2f}x"})
@@ -127,6 +132,8 @@ def start(parser):
     """Parse the arguments (--repeats, --shapes and the script's own), make the
     default engine and a stream, and say what runs: (args, engine, stream, torch)."""
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--json", metavar="PATH", default=None,
+                        help="also write the results to PATH (read by benchmarks/plot.py)")
     args = parser.parse_args()
     engine = cly.Engine()
     torch = torch_or_none()
@@ -152,5 +159,26 @@ def print_table(title: str, rows: list[dict], columns: list[str]):
 
 
 
+def write_json(path, script: str, engine, rows: list[dict], copies=()):
+    """Write the rows' numbers (``row["data"]``) to ``path``, with what ran
+    them: the script, engine, kernel strategy, clayout version and the copy
+    kernel's median rate. Does nothing when ``path`` is None."""
+    if path is None:
+        return
+    rates = [rate for copy in copies if copy for rate in copy.rates]
+    document = {
+        "script": script,
+        "engine": repr(engine),
+        "device": engine.profile.name if engine.is_opencl else "host",
+        "strategy": engine.profile.strategy if engine.is_opencl else "host",
+        "clayout": cly.__version__,
+        "copy_gbps": statistics.median(rates) if rates else None,
+        "rows": [row["data"] for row in rows if "data" in row],
+    }
+    with open(path, "w") as out:
+        json.dump(document, out, indent=1)
+        out.write("\n")
+
+
 __all__ = ["cly", "CopyKernel", "paired", "copy_row", "clayout_run", "median_seconds", "gbps",
-           "torch_or_none", "print_table", "result_row", "columns", "start", "shapes"]
+           "torch_or_none", "print_table", "result_row", "columns", "start", "shapes", "write_json"]
