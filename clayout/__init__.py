@@ -11,8 +11,8 @@ from .errors import Error, ExecutionError, InvalidArgumentError, UnimplementedEr
 from .extra import Extra
 from .gpu.cache import kernel_cache
 from .memory import Memory
-from .memory_desc import MemoryDesc
+from .memory_desc import RUNTIME_DIM, MemoryDesc
 from .primitives import Reorder, Shuffle, reorder, shuffle
 
-__all__ = ["Attr", "DataType", "data_type", "Reorder", "Shuffle", "shuffle", "Scales", "ZeroPoints", "reorder", "Engine", "Error", "ExecutionError", "Extra", "default_engine", "InvalidArgumentError", "kernel_cache", "Memory", "MemoryDesc",
+__all__ = ["Attr", "DataType", "data_type", "Reorder", "Shuffle", "shuffle", "Scales", "ZeroPoints", "reorder", "Engine", "Error", "ExecutionError", "Extra", "default_engine", "InvalidArgumentError", "kernel_cache", "Memory", "MemoryDesc", "RUNTIME_DIM",
            "Stream", "UnimplementedError", "tags"]

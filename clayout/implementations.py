@@ -130,7 +130,7 @@ class GeneratedKernel(Implementation):
     def __init__(self, problem, engine):
         super().__init__(problem, engine)
         from .compensation import data_problem
-        from .gpu.build import get_kernel, upload
+        from .gpu.build import get_kernel
         from .gpu.compensation import get_compensation_kernel
         from .gpu.plan import plan_kernel
 
@@ -142,16 +142,7 @@ class GeneratedKernel(Implementation):
         self.kernel = get_kernel(engine, self.plan)
         self.compensation = (get_compensation_kernel(engine, problem.dst_md)
                              if problem.dst_md.extra is not None else None)
-        self.args = []
-        for arg in self.plan.args:
-            value = getattr(data.attr, arg.field)
-            np_type = np.float32 if arg.c_type == "float" else np.int32
-            if arg.field == "sum_beta":
-                self.args.append(np_type(value))
-            elif arg.per_slice:
-                self.args.append(upload(engine, value.values))
-            else:
-                self.args.append(np_type(value.values[0]))
+        self.args = _attr_args(engine, self.plan.args, data.attr)
 
     def execute(self, queue, src, dst, wait_for):
         event = self.kernel.launch(queue, src.storage, dst.storage, self.args, wait_for)
@@ -169,6 +160,24 @@ class GeneratedKernel(Implementation):
         from .gpu.access import format_report
         local = self.kernel.ndrange()[1][0]
         return format_report(self.plan, local)
+
+
+def _attr_args(engine, args, attr) -> list:
+    """The kernel arguments of ``args`` (KernelArg) from ``attr``'s values:
+    scalars, or device buffers of per-slice values."""
+    from .gpu.build import upload
+
+    out = []
+    for arg in args:
+        value = getattr(attr, arg.field)
+        np_type = np.float32 if arg.c_type == "float" else np.int32
+        if arg.field == "sum_beta":
+            out.append(np_type(value))
+        elif arg.per_slice:
+            out.append(upload(engine, value.values))
+        else:
+            out.append(np_type(value.values[0]))
+    return out
 
 
 def _host_work(problem):
@@ -233,14 +242,96 @@ class HostNumpy(Implementation):
 
 #: Tried in order; the first that accepts runs the problem.
 IMPLEMENTATIONS = (NothingToDo, BufferCopy, GeneratedKernel, HostFallback, HostNumpy)
+#: What serves one execution's shape without building anything.
+_NO_BUILD = (NothingToDo, BufferCopy, HostFallback, HostNumpy)
 
 
-def choose(problem: Problem, engine, implementations=IMPLEMENTATIONS):
+def _concrete(problem: Problem, src, dst) -> Problem:
+    """The problem one execution of a runtime-dims primitive runs."""
+    return Problem(problem.kind, src.md, dst.md, problem.attr, problem.shuffle)
+
+
+class RuntimeKernel(Implementation):
+    """One kernel for every shape of runtime-dims patterns (gpu/runtime_plan.py),
+    built at creation; each execution passes its dims and strides. Shapes
+    with nothing to convert or move go as a buffer copy or no-op."""
+
+    name = "ocl:runtime"
+
+    @classmethod
+    def decline(cls, problem, engine):
+        reason = GeneratedKernel.decline(problem, engine)
+        if reason is not None:
+            return reason
+        for md in (problem.src_md, problem.dst_md):
+            if md.dtype.packed:
+                return (f"{md.data_type}: runtime-dims kernels do not write 4-bit types "
+                        f"(two share a byte)")
+        return None
+
+    def __init__(self, problem, engine):
+        super().__init__(problem, engine)
+        from .gpu.build import get_runtime_kernel
+        from .gpu.runtime_plan import plan_runtime_kernel
+
+        self.plan = plan_runtime_kernel(problem, engine.profile)
+        self.kernel = get_runtime_kernel(engine, self.plan)
+        self.args = _attr_args(engine, self.plan.args, problem.attr)
+
+    def execute(self, queue, src, dst, wait_for):
+        from .gpu.build import get_runtime_kernel
+        from .gpu.runtime_plan import runtime_values, wide
+
+        concrete = _concrete(self.problem, src, dst)
+        if concrete.is_empty or concrete.is_buffer_copy:
+            chosen = choose(concrete, self.engine, (NothingToDo, BufferCopy))
+            return chosen.execute(queue, src, dst, wait_for)
+        values, items, wide_index = runtime_values(self.plan, src.md, dst.md)
+        kernel = self.kernel
+        if wide_index:  # a second kernel, built once, for offsets past 2^31
+            kernel = get_runtime_kernel(self.engine, wide(self.plan))
+        np_type = np.uint64 if wide_index else np.uint32
+        args = self.args + [np_type(v) for v in values]
+        return kernel.launch(queue, src.storage, dst.storage, args, items, wait_for)
+
+    def describe(self):
+        return f"{self.name}:{self.plan.name}"
+
+
+class RuntimeNoBuild(Implementation):
+    """Runtime-dims patterns the kernels decline: each execution's shape
+    runs on what builds nothing (the host path, a buffer copy)."""
+
+    name = "per-shape"
+
+    @classmethod
+    def decline(cls, problem, engine):
+        return None
+
+    @property
+    def impl(self) -> str:
+        why = dict(self.declined).get(RuntimeKernel.name)
+        host = "host:numpy"
+        return f"{host} ({why})" if why else host
+
+    def execute(self, queue, src, dst, wait_for):
+        chosen = choose(_concrete(self.problem, src, dst), self.engine, _NO_BUILD)
+        return chosen.execute(queue, src, dst, wait_for)
+
+
+#: The list for runtime-dims patterns.
+RUNTIME_IMPLEMENTATIONS = (RuntimeKernel, RuntimeNoBuild)
+
+
+def choose(problem: Problem, engine, implementations=None):
     """The first implementation that accepts ``problem`` on ``engine``; its
-    ``declined`` lists the (name, reason) of each one before it.
+    ``declined`` lists the (name, reason) of each one before it. The list is
+    IMPLEMENTATIONS, or RUNTIME_IMPLEMENTATIONS for runtime-dims patterns.
 
     Raises UnimplementedError when none accepts.
     """
+    if implementations is None:
+        implementations = RUNTIME_IMPLEMENTATIONS if problem.is_runtime else IMPLEMENTATIONS
     declined = []
     for cls in implementations:
         chosen = cls.create(problem, engine)

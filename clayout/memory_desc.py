@@ -4,23 +4,30 @@ from __future__ import annotations
 import functools
 import math
 import operator
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from .dtypes import DataType, data_type as _data_type
+from .dtypes import DataType, DataTypeLike, data_type as _data_type
 from .errors import InvalidArgumentError
 from .extra import Extra
 from .tags import LETTERS, MAX_NDIMS, TagLayout, expand_tag, format_tag, parse_tag
 
 _FIELDS = ("dims", "data_type", "format_kind", "padded_dims", "padded_offsets",
-           "offset0", "strides", "inner_blks", "inner_idxs", "extra")
+           "offset0", "strides", "inner_blks", "inner_idxs", "extra", "runtime_tag")
+
+#: A dim or stride given only at execution (oneDNN's DNNL_RUNTIME_DIM_VAL,
+#: the smallest int64): a primitive created on such descriptors runs on
+#: memories whose descriptors fill it in.
+RUNTIME_DIM = -(2**63)
 
 
 #: Offsets and sizes are int64 in the kernels and the host path.
 INT64_LIMIT = 2**63
 
 
-def _int_tuple(values, what) -> tuple[int, ...]:
+def _int_tuple(values, what, runtime: bool = False) -> tuple[int, ...]:
     if isinstance(values, (str, bytes)):
         raise InvalidArgumentError(f"{what} {values!r}: expected a sequence of integers")
     try:
@@ -29,17 +36,17 @@ def _int_tuple(values, what) -> tuple[int, ...]:
         raise InvalidArgumentError(f"{what} {values!r}: expected a sequence of integers") from None
     if any(isinstance(v, (bool, np.bool_)) for v in values):
         raise InvalidArgumentError(f"{what} {values!r}: expected integers, not booleans")
-    if any(abs(v) >= INT64_LIMIT for v in out):
+    if any(abs(v) >= INT64_LIMIT and not (runtime and v == RUNTIME_DIM) for v in out):
         raise InvalidArgumentError(f"{what} {values!r}: each must fit in int64 (below 2**63)")
     return out
 
 
-def _check_dims(dims) -> tuple[int, ...]:
-    dims = _int_tuple(dims, "dims")
+def _check_dims(dims, runtime: bool = False) -> tuple[int, ...]:
+    dims = _int_tuple(dims, "dims", runtime)
     if not 1 <= len(dims) <= MAX_NDIMS:
         raise InvalidArgumentError(
             f"dims {dims!r}: {len(dims)} dims is outside 1..{MAX_NDIMS}")
-    if any(d < 0 for d in dims):
+    if any(d < 0 and d != RUNTIME_DIM for d in dims):
         raise InvalidArgumentError(f"dims {dims!r}: a dim cannot be negative")
     return dims
 
@@ -65,8 +72,9 @@ class MemoryDesc:
 
     __slots__ = _FIELDS + ("_hash",)
 
-    def __init__(self, dims, data_type, tag=None, strides=None, extra=None):
-        dims = _check_dims(dims)
+    def __init__(self, dims: Sequence[int], data_type: DataTypeLike, tag: str | None = None,
+                 strides: Sequence[int] | None = None, extra: Extra | None = None) -> None:
+        dims = _check_dims(dims, runtime=True)
         dt = _data_type(data_type)
         ndims = len(dims)
         if extra is not None:
@@ -86,30 +94,46 @@ class MemoryDesc:
         blocks = [1] * ndims
         for d, size in layout.blocks:
             blocks[d] *= size
-        padded = tuple(_round_up(n, b) for n, b in zip(dims, blocks))
+        padded = tuple(RUNTIME_DIM if n == RUNTIME_DIM else _round_up(n, b)
+                       for n, b in zip(dims, blocks))
         inner_size = math.prod(size for _, size in layout.blocks)
+        runtime_tag = None
         if strides is None:
             dense = [0] * ndims
             stride = inner_size
             for d in reversed(layout.outer):
                 dense[d] = stride
-                stride *= max(1, padded[d] // blocks[d])
+                # A stride over a runtime dim is known only at execution.
+                stride = RUNTIME_DIM if RUNTIME_DIM in (stride, padded[d]) else \
+                    stride * max(1, padded[d] // blocks[d])
             strides = tuple(dense)
+            if RUNTIME_DIM in dims:
+                runtime_tag = format_tag(layout)
         else:
-            strides = _int_tuple(strides, "strides")
+            strides = _int_tuple(strides, "strides", runtime=True)
             if len(strides) != ndims:
                 raise InvalidArgumentError(
                     f"strides {strides!r}: {len(strides)} strides for {ndims} dims {dims!r}")
+        inner = (tuple(s for _, s in layout.blocks), tuple(d for d, _ in layout.blocks))
+        if RUNTIME_DIM in dims or RUNTIME_DIM in strides:
+            if extra is not None:
+                raise InvalidArgumentError(
+                    f"{extra!r} with runtime dims or strides {dims!r}, {strides!r}: "
+                    f"compensation needs concrete dims")
+            if any(s < 0 and s != RUNTIME_DIM for s in strides):
+                raise InvalidArgumentError(f"strides {strides!r}: a stride cannot be negative")
+            self._set(dims, dt.name, "blocked", padded, (0,) * ndims, 0, strides, *inner,
+                      None, runtime_tag)
+            return
         if extra is not None:
             extra.check(padded, dt.name)
             extra = None if extra.is_empty else extra
-        self._set(dims, dt.name, "blocked", padded, (0,) * ndims, 0, strides,
-                  tuple(s for _, s in layout.blocks), tuple(d for d, _ in layout.blocks), extra)
+        self._set(dims, dt.name, "blocked", padded, (0,) * ndims, 0, strides, *inner, extra)
         self._check_int64()
         self._check_strides()
 
     @classmethod
-    def from_array(cls, array) -> "MemoryDesc":
+    def from_array(cls, array: Any) -> "MemoryDesc":  # a NumPy or pyopencl array
         """The descriptor of a NumPy array or pyopencl Array as it lies in its
         buffer: dims from its shape, type from its dtype, strides from its
         strides, and (pyopencl) its byte offset into its buffer as offset0.
@@ -141,7 +165,7 @@ class MemoryDesc:
     # -- construction helpers -------------------------------------------------
 
     def _set(self, *values):
-        values += (None,) * (len(_FIELDS) - len(values))  # no extra
+        values += (None,) * (len(_FIELDS) - len(values))  # no extra, no runtime tag
         for name, value in zip(_FIELDS, values):
             object.__setattr__(self, name, value)
         object.__setattr__(self, "_hash", hash(values))
@@ -208,6 +232,69 @@ class MemoryDesc:
         return _data_type(self.data_type)
 
     @property
+    def is_runtime(self) -> bool:
+        """True when a dim or stride is RUNTIME_DIM: a pattern for primitives,
+        filled in by the memories given at execution; it has no size."""
+        return RUNTIME_DIM in self.dims or RUNTIME_DIM in self.strides
+
+    def _require_concrete(self, what):
+        if self.is_runtime:
+            raise InvalidArgumentError(
+                f"{what}: {self!r} has runtime dims or strides (RUNTIME_DIM); only a "
+                f"primitive takes such a descriptor, memories need concrete ones "
+                f"(md.with_dims(dims))")
+
+    def with_dims(self, dims, strides=None) -> "MemoryDesc":
+        """The concrete descriptor this runtime pattern stands for with
+        ``dims`` (and ``strides``, where the pattern's are runtime and it was
+        not made from a tag): the same type and blocks, dense in the
+        pattern's tag. Raises InvalidArgumentError when dims or strides do
+        not fill the pattern."""
+        dims = _check_dims(dims)
+        if len(dims) != self.ndims or any(p not in (RUNTIME_DIM, n) for p, n in zip(self.dims, dims)):
+            raise InvalidArgumentError(
+                f"dims {dims!r} do not fill {self!r}: only its runtime dims (*) may be chosen")
+        if self.format_kind == "any":
+            return MemoryDesc(dims, self.data_type, tag="any")
+        if self.runtime_tag is not None and strides is None:
+            md = MemoryDesc(dims, self.data_type, tag=self.runtime_tag)
+        else:
+            if strides is None:
+                if RUNTIME_DIM in self.strides:
+                    raise InvalidArgumentError(
+                        f"{self!r} has runtime strides: give strides= for dims {dims!r}")
+                strides = self.strides
+            blocks = "".join(f"{size}{LETTERS[d]}" for size, d in zip(self.inner_blks, self.inner_idxs))
+            outer = "".join(LETTERS[d].upper() if d in self.inner_idxs else LETTERS[d]
+                            for d in range(self.ndims))
+            md = MemoryDesc(dims, self.data_type, tag=outer + blocks, strides=strides)
+        self.check_instance(md, "with_dims")
+        return md
+
+    def check_instance(self, md: "MemoryDesc", what: str = "memory"):
+        """Raise InvalidArgumentError unless concrete ``md`` fills this
+        runtime pattern: same type, blocks and fixed dims and strides, dense
+        in the pattern's tag when it was made from one, not a window."""
+        rule = None
+        if not isinstance(md, MemoryDesc) or md.format_kind != "blocked" or md.is_runtime:
+            rule = "a concrete descriptor with a layout is needed"
+        elif (md.ndims, md.data_type, md.inner_blks, md.inner_idxs) != \
+                (self.ndims, self.data_type, self.inner_blks, self.inner_idxs):
+            rule = "the data type, dims count and inner blocks must be the pattern's"
+        elif any(p not in (RUNTIME_DIM, n) for p, n in zip(self.dims, md.dims)):
+            rule = "dims must equal the pattern's where they are not runtime"
+        elif md.extra is not None or any(md.padded_offsets) or md.is_submemory:
+            rule = "windows (submemories) and compensation do not fill a runtime pattern"
+        elif self.runtime_tag is not None and not md.matches_tag(self.runtime_tag):
+            rule = f"the layout must be dense in the pattern's tag {self.runtime_tag}"
+        elif any(p not in (RUNTIME_DIM, s) for p, s, e in zip(self.strides, md.strides,
+                                                             md._outer_extents) if e > 1):
+            rule = "strides must equal the pattern's where they are not runtime"
+        if rule is not None:
+            raise InvalidArgumentError(f"{what} {md!r} does not fill the runtime pattern "
+                                       f"{self!r}: {rule}")
+
+    @property
     def blocks(self) -> tuple[int, ...]:
         """Per dim, the product of its inner blocks (1 for an unblocked dim)."""
         out = [1] * self.ndims
@@ -228,6 +315,8 @@ class MemoryDesc:
     def own_padded_dims(self) -> tuple[int, ...]:
         """The padded extent that belongs to this tensor: each dim rounded up to
         its block, within the parent's padding for a submemory."""
+        if self.is_runtime:
+            return self.padded_dims
         return tuple(min(_round_up(n, b), p - o) for n, b, p, o in
                      zip(self.dims, self.blocks, self.padded_dims, self.padded_offsets))
 
@@ -237,7 +326,9 @@ class MemoryDesc:
 
     @property
     def size(self) -> int:
-        """Bytes the buffer must hold (oneDNN's get_size(); offset0 not counted)."""
+        """Bytes the buffer must hold (oneDNN's get_size(); offset0 not counted).
+        Raises InvalidArgumentError for runtime dims or strides."""
+        self._require_concrete("size")
         if self.format_kind == "any" or self.nelems() == 0:
             return 0
         span = max(e * s if e > 1 else 1 for e, s in zip(self._outer_extents, self.strides))
@@ -257,7 +348,9 @@ class MemoryDesc:
         return self.size - self.extra.nbytes(self.padded_dims)
 
     def nelems(self, padded: bool = False) -> int:
-        """Number of elements, of the padded tensor when ``padded``."""
+        """Number of elements, of the padded tensor when ``padded``. Raises
+        InvalidArgumentError for runtime dims."""
+        self._require_concrete("nelems")
         return math.prod(self.padded_dims if padded else self.dims)
 
     def _layout_tag(self) -> str:
@@ -268,14 +361,20 @@ class MemoryDesc:
     @property
     def tag(self) -> str | None:
         """The abstract tag this descriptor is a dense instance of, else None."""
+        if self.format_kind == "blocked" and self.is_runtime:
+            return self.runtime_tag
         if self.format_kind != "blocked" or self.is_submemory or self.offset0:
             return None
         candidate = self._layout_tag()
         return candidate if self.matches_tag(candidate) else None
 
-    def dense_like(self, data_type) -> "MemoryDesc":
+    def dense_like(self, data_type: DataTypeLike) -> "MemoryDesc":
         """A dense descriptor of the same dims, dim order and blocks, of ``data_type``."""
         self._require_layout("dense_like")
+        if self.is_runtime:
+            return MemoryDesc(self.dims, data_type, tag=self.runtime_tag or
+                              format_tag(TagLayout(tuple(range(self.ndims)), tuple(
+                                  zip(self.inner_idxs, self.inner_blks)))))
         return MemoryDesc(self.dims, data_type, tag=self._layout_tag())
 
     # -- addressing -----------------------------------------------------------
@@ -284,7 +383,7 @@ class MemoryDesc:
         if self.format_kind != "blocked":
             raise InvalidArgumentError(f"{what}: {self!r} has format 'any', which has no layout yet")
 
-    def dim_offsets(self, d: int, index):
+    def dim_offsets(self, d: int, index: int | np.ndarray) -> int | np.ndarray:
         """Offsets (in elements) that dim ``d`` contributes for ``index`` (int or array).
 
         The physical offset of a logical index is ``offset0`` plus the sum over
@@ -301,13 +400,14 @@ class MemoryDesc:
             inner_stride *= size
         return off
 
-    def offset(self, idx, padded: bool = False) -> int:
+    def offset(self, idx: Sequence[int], padded: bool = False) -> int:
         """Physical element offset of the logical index ``idx``.
 
         With ``padded`` the index may reach into the padding (up to
         ``own_padded_dims``). Raises InvalidArgumentError for an index out of range.
         """
         self._require_layout(f"offset({idx!r})")
+        self._require_concrete(f"offset({idx!r})")
         idx = _int_tuple(idx, "index")
         limits = self.own_padded_dims if padded else self.dims
         if len(idx) != self.ndims or any(not 0 <= i < n for i, n in zip(idx, limits)):
@@ -318,6 +418,7 @@ class MemoryDesc:
     def element_offsets(self, padded: bool = False) -> np.ndarray:
         """Offsets of every element as an int64 array of shape dims (or own_padded_dims)."""
         self._require_layout("element_offsets")
+        self._require_concrete("element_offsets")
         shape = self.own_padded_dims if padded else self.dims
         out = np.full(shape, self.offset0, dtype=np.int64)
         for d, n in enumerate(shape):
@@ -328,12 +429,13 @@ class MemoryDesc:
 
     # -- derived descriptors --------------------------------------------------
 
-    def submemory(self, dims, offsets) -> "MemoryDesc":
+    def submemory(self, dims: Sequence[int], offsets: Sequence[int]) -> "MemoryDesc":
         """A view of ``dims`` elements starting at ``offsets`` (in-place concat).
 
         Raises InvalidArgumentError when the view leaves the tensor or splits a block.
         """
         self._require_layout("submemory")
+        self._require_concrete("submemory")
         dims = _check_dims(dims)
         offsets = _int_tuple(offsets, "offsets")
         if len(dims) != self.ndims or len(offsets) != self.ndims:
@@ -353,11 +455,12 @@ class MemoryDesc:
             dims=dims,
             padded_offsets=tuple(a + b for a, b in zip(self.padded_offsets, offsets)))
 
-    def permute_axes(self, perm) -> "MemoryDesc":
+    def permute_axes(self, perm: Sequence[int]) -> "MemoryDesc":
         """The same memory seen with axes permuted: input axis i becomes axis perm[i].
 
         Raises InvalidArgumentError if perm is not a permutation of range(ndims).
         """
+        self._require_concrete("permute_axes")
         perm = _int_tuple(perm, "permutation")
         if sorted(perm) != list(range(self.ndims)):
             raise InvalidArgumentError(
@@ -374,13 +477,14 @@ class MemoryDesc:
                              strides=move(self.strides),
                              inner_idxs=tuple(perm[d] for d in self.inner_idxs))
 
-    def reshape(self, dims) -> "MemoryDesc":
+    def reshape(self, dims: Sequence[int]) -> "MemoryDesc":
         """The same memory seen with other dims of the same element count.
 
         Plain dense dims can be merged and split where their strides allow it;
         blocked or padded layouts can only gain or lose dims of size 1.
         Raises InvalidArgumentError otherwise.
         """
+        self._require_concrete("reshape")
         dims = _check_dims(dims)
         if math.prod(dims) != self.nelems():
             raise InvalidArgumentError(
@@ -458,7 +562,7 @@ class MemoryDesc:
             **{name: tuple(reversed(values)) for name, values in out.items()},
             inner_idxs=tuple(position[d] for d in self.inner_idxs))
 
-    def matches_tag(self, tag: str, strides=None) -> bool:
+    def matches_tag(self, tag: str, strides: Sequence[int] | None = None) -> bool:
         """True if this descriptor has the layout of ``tag`` for its dims.
 
         ``strides`` (optional) checks the outer strides instead of the tag's
@@ -467,6 +571,9 @@ class MemoryDesc:
         """
         if self.format_kind != "blocked":
             return False
+        if self.is_runtime:
+            ref = MemoryDesc(self.dims, self.data_type, tag=tag)
+            return self.runtime_tag is not None and ref.runtime_tag == self.runtime_tag
         ref = MemoryDesc(self.dims, self.data_type, tag=tag)
         if strides is not None:
             strides = _int_tuple(strides, "strides")
@@ -483,7 +590,7 @@ class MemoryDesc:
                 return False
         return True
 
-    def check_same_dims(self, other: "MemoryDesc", what: str):
+    def check_same_dims(self, other: "MemoryDesc", what: str) -> None:
         """Raise InvalidArgumentError unless ``other`` has the same dims."""
         if not isinstance(other, MemoryDesc):
             raise InvalidArgumentError(f"{what}: {other!r} is not a MemoryDesc")
@@ -510,11 +617,11 @@ class MemoryDesc:
         return MemoryDesc._from_fields(**dict(zip(_FIELDS, values)))
 
     def __repr__(self):
-        dims = "x".join(map(str, self.dims))
+        dims = dims_text(self.dims)
         if self.format_kind == "any":
             layout = "any"
         else:
-            layout = self.tag or "strides=" + "x".join(map(str, self.strides))
+            layout = self.tag or "strides=" + dims_text(self.strides)
             if self.inner_blks and not self.tag:
                 layout += " blocks=" + "".join(
                     f"{s}{LETTERS[d]}" for s, d in zip(self.inner_blks, self.inner_idxs))
@@ -523,6 +630,11 @@ class MemoryDesc:
             if self.extra is not None:
                 layout += " extra=" + self.extra.text()
         return f"<MemoryDesc {dims} {self.data_type} {layout}>"
+
+
+def dims_text(values) -> str:
+    """Dims (or strides) as 2x*x3, a runtime one shown as *."""
+    return "x".join("*" if v == RUNTIME_DIM else str(v) for v in values)
 
 
 def element_span(md: MemoryDesc, box=None) -> tuple[int, int]:
@@ -560,4 +672,4 @@ def may_overlap(a, b) -> bool:
     return a0 < b1 and b0 < a1
 
 
-__all__ = ["MemoryDesc"]
+__all__ = ["MemoryDesc", "RUNTIME_DIM"]

@@ -12,7 +12,7 @@ from .engine import Engine, Stream, as_engine, as_stream, check_wait_for, defaul
 from .errors import InvalidArgumentError, UnimplementedError
 from .implementations import choose
 from .memory import Memory
-from .memory_desc import MemoryDesc
+from .memory_desc import RUNTIME_DIM, MemoryDesc, dims_text
 from .problem import Problem
 
 
@@ -39,7 +39,7 @@ def _describe_attr(attr: Attr | None) -> str:
 
 
 def _md_text(md: MemoryDesc, arg: str) -> str:
-    layout = md.tag or "strides:" + "x".join(map(str, md.strides))
+    layout = md.tag or "strides:" + dims_text(md.strides)
     return f"{arg}:{md.data_type}:{layout}"
 
 
@@ -72,7 +72,7 @@ class _Primitive:
 
     def _signature(self) -> tuple[str, str, str]:
         """The verbose columns descriptors, attributes and problem."""
-        problem = "x".join(map(str, self.src_md.dims))
+        problem = dims_text(self.src_md.dims)
         if self.shuffle:
             problem += f" axis:{self.shuffle[0]} group:{self.shuffle[1]}"
         return (f"{_md_text(self.src_md, 'src')} {_md_text(self.dst_md, 'dst')}",
@@ -81,7 +81,9 @@ class _Primitive:
     def _check_memory(self, mem, md, arg):
         if not isinstance(mem, Memory):
             raise InvalidArgumentError(f"{arg} {mem!r} is not a clayout Memory")
-        if mem.md != md:
+        if md.is_runtime:  # a pattern: the memory brings the shape
+            md.check_instance(mem.md, f"{arg} memory")
+        elif mem.md != md:
             raise InvalidArgumentError(
                 f"{arg} memory {mem.md!r} does not match the primitive's {arg} {md!r}")
         if mem.engine != self.engine:
@@ -105,6 +107,9 @@ class _Primitive:
         stream = as_stream(stream, self.engine)
         self._check_memory(src, self.src_md, "src")
         self._check_memory(dst, self.dst_md, "dst")
+        if src.md.dims != dst.md.dims:
+            raise InvalidArgumentError(
+                f"src {src.md!r} and dst {dst.md!r} fill the runtime dims differently")
         if src.shares_bytes_with(dst):
             raise InvalidArgumentError(
                 f"src {src.md!r} and dst {dst.md!r} share bytes of one buffer: a {self.kind} "
@@ -145,8 +150,16 @@ def _is_int(value) -> bool:
 def _check_scales_and_points(attr: Attr, src_md: MemoryDesc, dst_md: MemoryDesc):
     for name in ("src_scales", "dst_scales", "src_zero_point", "dst_zero_point"):
         value = getattr(attr, name)
-        if value is not None:
-            value.check(src_md.dims, name)
+        if value is None:
+            continue
+        runtime = [d for d in value.masked_dims()
+                   if d < src_md.ndims and src_md.dims[d] == RUNTIME_DIM]
+        if runtime:
+            raise InvalidArgumentError(
+                f"{name} mask {value.mask:#b} covers runtime dim {runtime[0]} of "
+                f"{dims_text(src_md.dims)}: per-slice values need that dim fixed (their "
+                f"count would change with the shape)")
+        value.check(src_md.dims, name)
     for arg, md in (("src", src_md), ("dst", dst_md)):
         if getattr(attr, f"{arg}_zero_point") is not None and not md.dtype.is_int:
             raise InvalidArgumentError(
@@ -223,6 +236,10 @@ class Shuffle(_Primitive):
             raise InvalidArgumentError(f"shuffle backward {backward!r}: expected True or False")
         axis = int(axis) % src_md.ndims
         channels = src_md.dims[axis]
+        if channels == RUNTIME_DIM:
+            raise InvalidArgumentError(
+                f"shuffle axis {axis} of {dims_text(src_md.dims)} is a runtime dim: the "
+                f"group must divide an axis size known at creation")
         if not _is_int(group_size) or group_size <= 0 or \
                 (channels and channels % group_size):
             raise InvalidArgumentError(

@@ -36,6 +36,11 @@ class Problem:
         return self.attr_kinds != NO_ATTR_KINDS
 
     @property
+    def is_runtime(self) -> bool:
+        """Created on runtime patterns: each execution brings its own shape."""
+        return self.src_md.is_runtime or self.dst_md.is_runtime
+
+    @property
     def is_empty(self) -> bool:
         return self.src_md.nelems() == 0
 

@@ -14,6 +14,8 @@ from .. import verbose
 from .cache import kernel_cache
 from .plan import KernelPlan
 from .render import render_kernel, render_template
+from .render_runtime import render_runtime_kernel
+from .runtime_plan import RuntimePlan
 
 #: The most work-items one launch enqueues: a global size past 2^32 does not
 #: fit a 32-bit size_t, and the kernels count items in 32 bits.
@@ -118,18 +120,23 @@ def _build_together(kernels):
                     k._kernel, k._engine = kernel, None
 
 
+def _named_source(render, plan) -> tuple[str, str]:
+    """(source, kernel name) of ``plan`` rendered by ``render(plan, name)``."""
+    source = render(plan, None)
+    if getattr(_batch, "pending", None) is None:
+        return source, plan.name
+    # A batch's program holds several kernels: each needs its own name,
+    # the same in every run, so PoCL's disk cache still finds the program.
+    name = f"{plan.name}_{hashlib.sha1(source.encode()).hexdigest()[:10]}"
+    return render(plan, name), name
+
+
 class Kernel(_LockedKernel):
     """A generated reorder/shuffle kernel and the NDRange its plan needs."""
 
     def __init__(self, engine, plan: KernelPlan):
         self.plan = plan
-        name = plan.name
-        source = render_kernel(plan)
-        if getattr(_batch, "pending", None) is not None:
-            # A batch's program holds several kernels: each needs its own name,
-            # the same in every run, so PoCL's disk cache still finds the program.
-            name = f"{plan.name}_{hashlib.sha1(source.encode()).hexdigest()[:10]}"
-            source = render_kernel(plan, name)
+        source, name = _named_source(render_kernel, plan)
         self._device = engine.device
         self._ndrange = self._launches = None
         super().__init__(engine, source, name)
@@ -186,6 +193,40 @@ class Kernel(_LockedKernel):
         events = [self._enqueue(queue, size, local_size, args, wait_for, offset)
                   for size, offset in self._parts()]
         return events[0] if len(events) == 1 else marker(queue, events)
+
+
+class RuntimeKernel(_LockedKernel):
+    """A runtime-dims kernel (gpu/runtime_plan.py): one build for every
+    shape; each launch passes the shape and sizes its NDRange to it."""
+
+    def __init__(self, engine, plan: RuntimePlan):
+        self.plan = plan
+        source, name = _named_source(render_runtime_kernel, plan)
+        self._device = engine.device
+        self._local = None
+        super().__init__(engine, source, name)
+
+    def launch(self, queue, src, dst, args, items: int, wait_for=None):
+        """Enqueue the kernel on buffers src and dst with ``args`` (the
+        attribute values, then the runtime values) for ``items`` work-items
+        (in parts past MAX_LAUNCH_ITEMS); returns its Event."""
+        if self._local is None:
+            allowed = self.kernel.get_work_group_info(
+                cl.kernel_work_group_info.WORK_GROUP_SIZE, self._device)
+            self._local = max(1, min(self.plan.work_group, allowed))
+        local = self._local
+        total = -(-items // local) * local
+        step = MAX_LAUNCH_ITEMS // local * local
+        events = [self._enqueue(queue, (min(step, total - first),), (local,), (src, dst, *args),
+                                wait_for, None if first == 0 else (first,))
+                  for first in range(0, total, step)]
+        return events[0] if len(events) == 1 else marker(queue, events)
+
+
+def get_runtime_kernel(engine, plan: RuntimePlan) -> RuntimeKernel:
+    """The runtime-dims kernel for ``plan`` on ``engine``, built on first use only."""
+    return kernel_cache.get(engine.context, _kernel_key(engine, plan),
+                            lambda: RuntimeKernel(engine, plan))
 
 
 def _kernel_key(engine, key):
