@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Sequence
+from typing import Union
 
 import numpy as np
 
-from .dtypes import data_type as _data_type, f64_to_f32_odd
+from .dtypes import DataTypeLike, data_type as _data_type, f64_to_f32_odd
 from .errors import InvalidArgumentError
 
 
@@ -21,7 +23,9 @@ class _PerSlice:
     _what = "scales"
     _data_types = ("f32", "bf16", "f16")
 
-    def __init__(self, values, mask: int = 0, groups=None, data_type=None):
+    def __init__(self, values: float | Sequence[float] | np.ndarray, mask: int = 0,
+                 groups: tuple[int, int] | None = None,
+                 data_type: DataTypeLike | None = None) -> None:
         if not isinstance(mask, numbers.Integral) or isinstance(mask, bool) or mask < 0:
             raise InvalidArgumentError(f"{self._what} mask {mask!r}: expected an integer >= 0")
         data_type = self._data_types[0] if data_type is None else data_type
@@ -94,11 +98,11 @@ class _PerSlice:
             sizes[ndims - 2:] = self.groups
         return tuple(sizes)
 
-    def kind(self):
+    def kind(self) -> int | tuple[int, tuple[int, int]]:
         """What shapes generated code: the mask, and the groups if any."""
         return self.mask if self.groups is None else (self.mask, self.groups)
 
-    def check(self, dims: tuple[int, ...], arg: str):
+    def check(self, dims: tuple[int, ...], arg: str) -> None:
         """Raise InvalidArgumentError unless the mask, groups and value count fit ``dims``."""
         if self.mask >> len(dims):
             raise InvalidArgumentError(
@@ -182,6 +186,12 @@ class ZeroPoints(_PerSlice):
     _data_types = ("s32", "s8", "u8", "s4", "u4")
 
 
+#: What an Attr takes for scales: Scales, or one number for the whole tensor.
+ScalesLike = Union[Scales, float]
+#: What an Attr takes for zero points: ZeroPoints, or one integer.
+ZeroPointsLike = Union[ZeroPoints, int]
+
+
 def _scales(value):
     return value if value is None or isinstance(value, Scales) else Scales(value)
 
@@ -197,8 +207,11 @@ class Attr:
     ``output_scales`` is the legacy name of ``src_scales``.
     """
 
-    def __init__(self, src_scales=None, dst_scales=None, src_zero_point=None,
-                 dst_zero_point=None, sum_beta=None, output_scales=None):
+    def __init__(self, src_scales: ScalesLike | None = None,
+                 dst_scales: ScalesLike | None = None,
+                 src_zero_point: ZeroPointsLike | None = None,
+                 dst_zero_point: ZeroPointsLike | None = None, sum_beta: float | None = None,
+                 output_scales: ScalesLike | None = None) -> None:
         if output_scales is not None:
             if src_scales is not None:
                 raise InvalidArgumentError("give src_scales or output_scales, not both")

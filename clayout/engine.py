@@ -102,7 +102,8 @@ class Engine:
     the host.
     """
 
-    def __init__(self, kind: str | None = None, device=None, context=None):
+    def __init__(self, kind: str | None = None, device: cl.Device | None = None,
+                 context: cl.Context | None = None) -> None:
         if kind is not None and not (isinstance(kind, str) and kind in ("opencl", "host")):
             raise InvalidArgumentError(f"engine kind {kind!r}: expected 'opencl' or 'host'")
         if device is not None and (cl is None or not isinstance(device, cl.Device)):
@@ -166,13 +167,13 @@ class Engine:
             return queue
 
     @property
-    def queue(self):
+    def queue(self) -> cl.CommandQueue | None:
         """The engine's own in-order queue, for Memory's fills and copies
         (None on the host)."""
         return self._own_queue("transfer")
 
     @property
-    def host_queue(self):
+    def host_queue(self) -> cl.CommandQueue | None:
         """The queue that carries only the writes of host-path results: they
         wait on nothing, so no event held back elsewhere can stall them."""
         return self._own_queue("host")
@@ -249,7 +250,8 @@ class Stream:
     arguments of the wrong kind or context.
     """
 
-    def __init__(self, engine: Engine, queue=None, profiling: bool = False):
+    def __init__(self, engine: Engine | cl.Context, queue: cl.CommandQueue | None = None,
+                 profiling: bool = False) -> None:
         self.engine = engine = as_engine(engine, "stream engine")
         self.queue = None
         if engine.is_opencl:
@@ -267,7 +269,7 @@ class Stream:
         elif queue is not None:
             raise InvalidArgumentError(f"queue {queue!r}: a host engine has no queue")
 
-    def wait(self):
+    def wait(self) -> None:
         """Block until everything enqueued on this stream has finished."""
         if self.queue is not None:
             self.queue.finish()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -43,8 +44,9 @@ class Extra:
 
     __slots__ = ("compensation_mask", "asymm_compensation_mask", "scale_adjust")
 
-    def __init__(self, compensation_mask=None, asymm_compensation_mask=None,
-                 scale_adjust=1.0):
+    def __init__(self, compensation_mask: int | None = None,
+                 asymm_compensation_mask: int | None = None,
+                 scale_adjust: float = 1.0) -> None:
         comp = _mask(compensation_mask, "compensation_mask")
         asymm = _mask(asymm_compensation_mask, "asymm_compensation_mask")
         if not isinstance(scale_adjust, numbers.Real) or isinstance(scale_adjust, bool):
@@ -86,7 +88,7 @@ class Extra:
             out.append(("zp", self.asymm_compensation_mask))
         return tuple(out)
 
-    def check(self, padded_dims: tuple[int, ...], data_type: str):
+    def check(self, padded_dims: Sequence[int], data_type: str) -> None:
         """Raise InvalidArgumentError unless this fits a descriptor of these dims and type."""
         if self.is_empty:
             return

@@ -8,9 +8,13 @@ layout, such as the halves of an in-place concat).
 """
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Sequence
+from typing import Any, Union
 
-from .engine import Engine, as_engine, as_stream, check_wait_for, cl
+import numpy as np
+import numpy.typing as npt
+
+from .engine import Engine, Stream, as_engine, as_stream, check_wait_for, cl
 from .errors import InvalidArgumentError
 from .host.layout import byte_span, fills_span, gather, is_c_dense, scatter, span_base
 from .memory_desc import MemoryDesc, may_overlap
@@ -60,6 +64,15 @@ def _need(md: MemoryDesc) -> int:
     return md.size + md.dtype.nbytes(md.offset0)
 
 
+#: A queue= argument: a Stream, or a pyopencl CommandQueue of the engine's context.
+QueueLike = Union[Stream, "cl.CommandQueue"]
+#: A wait_for= argument: pyopencl Events.
+EventList = Sequence["cl.Event"]
+#: What buffer= shares: a Memory, a pyopencl Buffer or a pyopencl Array
+#: (pyopencl.array is imported only when used: it is slow to import).
+BufferLike = Any
+
+
 def _stream_queue(queue, engine):
     return engine.queue if queue is None else as_stream(queue, engine).queue
 
@@ -76,7 +89,9 @@ class Memory:
     machine cannot allocate.
     """
 
-    def __init__(self, md: MemoryDesc, engine: Engine, raw=None, buffer=None):
+    def __init__(self, md: MemoryDesc, engine: Engine | cl.Context,
+                 raw: bytes | bytearray | memoryview | np.ndarray | None = None,
+                 buffer: BufferLike = None) -> None:
         engine = as_engine(engine, "memory engine")
         _check_layout(md, "Memory")
         if raw is not None and buffer is not None:
@@ -107,7 +122,7 @@ class Memory:
     # -- pending writes ---------------------------------------------------------
 
     @property
-    def write_lock(self):
+    def write_lock(self) -> Any:  # a threading.Lock, or None on the host
         """Held by a writer from its wait list to recording its event (so
         events are recorded in the order they were enqueued); None on the host."""
         return None if self._pending is None else self._pending.lock
@@ -174,8 +189,9 @@ class Memory:
     # -- NumPy in -------------------------------------------------------------------
 
     @classmethod
-    def from_numpy(cls, md: MemoryDesc, engine: Engine, array, queue=None,
-                   wait_for=None) -> "Memory":
+    def from_numpy(cls, md: MemoryDesc, engine: Engine | cl.Context, array: npt.ArrayLike,
+                   queue: QueueLike | None = None,
+                   wait_for: EventList | None = None) -> "Memory":
         """A new Memory holding ``array`` (shape md.dims, logical order) in md's layout.
 
         The array is converted to md's type only where NumPy calls that safe;
@@ -223,7 +239,8 @@ class Memory:
 
     # -- NumPy out ------------------------------------------------------------------
 
-    def raw(self, queue=None, wait_for=None) -> np.ndarray:
+    def raw(self, queue: QueueLike | None = None,
+            wait_for: EventList | None = None) -> np.ndarray:
         """A copy of the whole physical buffer as uint8. Blocks until the
         writes clayout enqueued on it and ``wait_for`` have finished and the
         bytes are read (on ``queue``, else the engine's own queue)."""
@@ -245,7 +262,8 @@ class Memory:
             cl.enqueue_copy(q, out, self.storage, src_offset=lo, is_blocking=True)
         return out
 
-    def to_numpy(self, queue=None, wait_for=None) -> np.ndarray:
+    def to_numpy(self, queue: QueueLike | None = None,
+                 wait_for: EventList | None = None) -> np.ndarray:
         """The tensor as a NumPy array of shape md.dims in logical order.
 
         Blocks until the writes clayout enqueued on this memory (on any
@@ -281,7 +299,7 @@ class Memory:
                 return out
         return gather(md, self._read(byte_span(md), queue, wait_for), span_base(md))
 
-    def to_cl_array(self, queue=None):
+    def to_cl_array(self, queue: QueueLike | None = None) -> Any:  # a pyopencl.array.Array
         """A pyopencl Array over this memory's buffer, without a copy (plain
         layouts only: no inner blocks, whole-byte types). Its ``events`` are
         the pending writes. Raises InvalidArgumentError otherwise."""

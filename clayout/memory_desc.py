@@ -244,7 +244,8 @@ class MemoryDesc:
                 f"primitive takes such a descriptor, memories need concrete ones "
                 f"(md.with_dims(dims))")
 
-    def with_dims(self, dims, strides=None) -> "MemoryDesc":
+    def with_dims(self, dims: Sequence[int],
+                  strides: Sequence[int] | None = None) -> "MemoryDesc":
         """The concrete descriptor this runtime pattern stands for with
         ``dims`` (and ``strides``, where the pattern's are runtime and it was
         not made from a tag): the same type and blocks, dense in the
@@ -271,7 +272,7 @@ class MemoryDesc:
         self.check_instance(md, "with_dims")
         return md
 
-    def check_instance(self, md: "MemoryDesc", what: str = "memory"):
+    def check_instance(self, md: "MemoryDesc", what: str = "memory") -> None:
         """Raise InvalidArgumentError unless concrete ``md`` fills this
         runtime pattern: same type, blocks and fixed dims and strides, dense
         in the pattern's tag when it was made from one, not a window."""

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 import numpy as np
 
 from . import verbose
 from .attr import Attr
 from .compensation import check_problem as check_compensation
-from .engine import Engine, Stream, as_engine, as_stream, check_wait_for, default_engine
+from .engine import Engine, Stream, as_engine, as_stream, check_wait_for, cl, default_engine
 from .errors import InvalidArgumentError, UnimplementedError
 from .implementations import choose
 from .memory import Memory
@@ -91,7 +92,8 @@ class _Primitive:
                 f"{arg} memory lives on {mem.engine.describe()}, the primitive on "
                 f"{self.engine.describe()}")
 
-    def execute(self, stream: Stream, src: Memory, dst: Memory, wait_for=None):
+    def execute(self, stream: Stream | cl.CommandQueue, src: Memory, dst: Memory,
+                wait_for: Sequence[cl.Event] | None = None) -> cl.Event | None:
         """Enqueue the primitive on ``stream`` (a Stream, or a pyopencl
         CommandQueue of the engine's context): read ``src``, write ``dst``,
         after the events in ``wait_for`` and the writes clayout enqueued on
@@ -197,7 +199,7 @@ class Reorder(_Primitive):
         self._setup(src_md, dst_md, engine, attr, None)
 
 
-def reorder(src: Memory, dst: Memory, attr: Attr | None = None):
+def reorder(src: Memory, dst: Memory, attr: Attr | None = None) -> None:
     """Reorder ``src`` into ``dst`` on their engine and wait for it to finish."""
     if not isinstance(src, Memory) or not isinstance(dst, Memory):
         raise InvalidArgumentError(f"reorder needs two Memory objects, got {src!r} and {dst!r}")
@@ -268,7 +270,8 @@ class Shuffle(_Primitive):
         return descriptors, attributes, problem + (" backward" if self.backward else "")
 
 
-def shuffle(src: Memory, dst: Memory, axis: int, group_size: int, backward: bool = False):
+def shuffle(src: Memory, dst: Memory, axis: int, group_size: int,
+            backward: bool = False) -> None:
     """Shuffle ``src`` into ``dst`` on their engine and wait for it to finish."""
     if not isinstance(src, Memory) or not isinstance(dst, Memory):
         raise InvalidArgumentError(f"shuffle needs two Memory objects, got {src!r} and {dst!r}")

@@ -1,7 +1,9 @@
 """The package's conveniences: version, license, typing, data types by NumPy name."""
 import importlib.metadata
+import inspect
 import pathlib
 import tomllib
+import typing
 
 import ml_dtypes
 import numpy as np
@@ -95,3 +97,56 @@ def test_unknown_or_ambiguous_data_types_list_what_is_accepted(given):
 def test_python_float_is_called_ambiguous():
     with pytest.raises(cly.InvalidArgumentError, match="ambiguous"):
         cly.MemoryDesc((2,), float)
+
+
+TYPED_NAMES = ["MemoryDesc", "Memory", "Engine", "Stream", "Attr", "Scales", "ZeroPoints", "Extra",
+               "DataType", "data_type", "Reorder", "Shuffle", "reorder", "shuffle",
+               "default_engine"]
+
+
+def public_callables():
+    """(label, function) of each public name's own functions, methods and
+    property getters, inherited ones included (Scales from its base)."""
+    for name in TYPED_NAMES:
+        obj = getattr(cly, name)
+        if not inspect.isclass(obj):
+            yield name, obj
+            continue
+        seen = set()
+        for klass in obj.__mro__:
+            if not klass.__module__.startswith("clayout"):
+                continue
+            for attr, value in vars(klass).items():
+                if attr in seen or (attr.startswith("_") and attr != "__init__"):
+                    continue
+                seen.add(attr)
+                if isinstance(value, property):
+                    value = value.fget
+                elif isinstance(value, (classmethod, staticmethod)):
+                    value = value.__func__
+                if inspect.isfunction(value):
+                    yield f"{name}.{attr}", value
+
+
+def test_public_callables_have_annotations_that_resolve():
+    labels = []
+    for label, function in public_callables():
+        labels.append(label)
+        hints = typing.get_type_hints(function)  # raises for a name that does not resolve
+        params = [p for p in inspect.signature(function).parameters if p not in ("self", "cls")]
+        missing = [p for p in params if p not in hints]
+        assert not missing, f"{label}: parameters {missing} have no annotation"
+        if function.__name__ != "__init__" or "return" in hints:
+            assert "return" in hints, f"{label}: no return annotation"
+    # The walk reached methods, properties and inherited methods.
+    assert {"MemoryDesc.__init__", "MemoryDesc.submemory", "Memory.from_numpy",
+            "Engine.queue", "Stream.wait", "Scales.__init__", "ZeroPoints.check",
+            "Reorder.execute", "data_type"} <= set(labels)
+
+
+def test_annotations_name_the_real_types():
+    hints = typing.get_type_hints(cly.MemoryDesc.__init__)
+    assert hints["data_type"] == cly.dtypes.DataTypeLike
+    assert typing.get_type_hints(cly.data_type)["return"] is cly.DataType
+    assert typing.get_type_hints(cly.Memory.to_numpy)["return"] is np.ndarray
+    assert typing.get_type_hints(cly.Attr.__init__)["sum_beta"] == typing.Optional[float]
