@@ -115,7 +115,8 @@ def log(event: str, engine="", primitive="", implementation="", descriptors="", 
     if not _header_done:
         with _header_lock:  # held while writing: no other thread's line comes first
             if not _header_done:
-                _emit(route, py_level, HEADER)
+                # At INFO: a handler that passes only INFO still shows it.
+                _emit(route, logging.INFO, HEADER)
                 _header_done = True
     message = line(event, engine, primitive, implementation, descriptors, attributes, problem,
                    time)
