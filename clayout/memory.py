@@ -20,9 +20,9 @@ from .host.layout import byte_span, fills_span, gather, is_c_dense, scatter, spa
 from .memory_desc import MemoryDesc, may_overlap
 
 if cl is not None:
-    from .gpu.events import pending_writes_of, wait_for_events
+    from .gpu.events import host_pending_of, pending_writes_of, wait_each, wait_for_events
 else:  # pragma: no cover - exercised only without pyopencl
-    pending_writes_of = wait_for_events = None
+    host_pending_of = pending_writes_of = wait_each = wait_for_events = None
 
 
 def _as_dtype(md: MemoryDesc, array) -> np.ndarray:
@@ -115,6 +115,7 @@ class Memory:
             raise InvalidArgumentError(
                 f"buffer of {self.nbytes} bytes is smaller than the {need} bytes of {md!r}")
         self._pending = pending_writes_of(self.storage, events) if engine.is_opencl else None
+        self._host = _host_pending(engine, self.storage)
         if buffer is None and raw is None and engine.is_opencl and need:
             queue = engine.queue
             self._wrote(cl.enqueue_fill_buffer(queue, self.storage, np.uint8(0), 0, need), queue)
@@ -122,10 +123,13 @@ class Memory:
     # -- pending writes ---------------------------------------------------------
 
     @property
-    def write_lock(self) -> Any:  # a threading.Lock, or None on the host
+    def write_lock(self) -> Any:  # a threading.RLock, or None without pyopencl
         """Held by a writer from its wait list to recording its event (so
-        events are recorded in the order they were enqueued); None on the host."""
-        return None if self._pending is None else self._pending.lock
+        events are recorded in the order they were enqueued); for a host
+        memory, by a cross-engine download into it (None without pyopencl)."""
+        if self._pending is not None:
+            return self._pending.lock
+        return None if self._host is None else self._host.writes.lock
 
     def _wrote(self, event, queue=None):
         """Record a write of this memory's elements, enqueued on ``queue``."""
@@ -136,6 +140,32 @@ class Memory:
         """Events a command reading or writing this memory on ``queue`` waits for.
         Raises ExecutionError once for a write that failed."""
         return [] if self._pending is None else self._pending.wait_list(queue, self.md)
+
+    # A host memory remembers the device commands of cross-engine reorders
+    # on its storage: downloads into it and uploads from it.
+
+    def _host_events(self, write: bool = False, whole: bool = False) -> list:
+        """The device commands a host read (``write`` False) or write of this
+        host memory's elements (all its buffer's, when ``whole``) waits for:
+        downloads into it, and before a write also uploads still reading it."""
+        if self._host is None:
+            return []
+        md = None if whole else self.md
+        events = self._host.writes.wait_list(None, md)
+        return events + self._host.reads.wait_list(None, md) if write else events
+
+    def _host_wait(self, write: bool = False, whole: bool = False):
+        """Block until ``_host_events`` have completed. Raises ExecutionError
+        when one of them failed."""
+        events = self._host_events(write, whole)
+        if events:
+            wait_each(events)
+
+    def _host_recorded(self, event, queue, write: bool):
+        """Record a device command enqueued on ``queue`` that writes (or reads)
+        this host memory's elements."""
+        pending = self._host.writes if write else self._host.reads
+        pending.add(event, queue, self.md)
 
     @property
     def events(self) -> list:
@@ -184,6 +214,7 @@ class Memory:
         memory = object.__new__(cls)
         memory.md, memory.engine, memory.storage, memory.nbytes = md, engine, storage, nbytes
         memory._pending = pending_writes_of(storage, events) if engine.is_opencl else None
+        memory._host = _host_pending(engine, storage)
         return memory
 
     # -- NumPy in -------------------------------------------------------------------
@@ -247,6 +278,7 @@ class Memory:
         if not self.engine.is_opencl:
             check_wait_for(wait_for, self.engine)
             _stream_queue(queue, self.engine)
+            self._host_wait(whole=True)
             return self.storage[: self.nbytes].copy()
         return self._read((0, self.nbytes), queue, wait_for, whole=True)
 
@@ -276,6 +308,7 @@ class Memory:
             check_wait_for(wait_for, self.engine)
             _stream_queue(queue, self.engine)
             if not self.engine.is_opencl:
+                self._host_wait()
                 return gather(md, self.storage)
             return np.zeros(md.dims, dtype=md.dtype.numpy)
         if is_c_dense(md):
@@ -328,6 +361,14 @@ def _check_layout(md, what):
     if md.format_kind != "blocked":
         raise InvalidArgumentError(
             f"{what}: {md!r} has format 'any'; memory needs a layout")
+
+
+def _host_pending(engine, storage):
+    """The HostPending of a host memory's storage; None on OpenCL (or
+    without pyopencl, where nothing can be pending)."""
+    if engine.is_opencl or host_pending_of is None:
+        return None
+    return host_pending_of(storage)
 
 
 def _host_zeros(md, nbytes):

@@ -9,6 +9,7 @@ import numpy as np
 from . import verbose
 from .attr import Attr
 from .compensation import check_problem as check_compensation
+from .cross_engine import engines_of, setup as cross_engine_setup
 from .engine import Engine, Stream, as_engine, as_stream, check_wait_for, cl, default_engine
 from .errors import InvalidArgumentError, UnimplementedError
 from .implementations import choose
@@ -120,6 +121,9 @@ class _Primitive:
         start = time.perf_counter()
         queue = stream.queue
         if queue is None:  # the host engine: storage is NumPy, run now
+            # First cross-engine downloads into src or dst, and uploads still reading dst.
+            src._host_wait()
+            dst._host_wait(write=True)
             self._implementation.execute(None, src, dst, wait)
             self._log_exec(start)
             return None
@@ -177,12 +181,22 @@ class Reorder(_Primitive):
     ``engine`` it runs on ``default_engine()``. ``impl`` names the
     implementation chosen. Raises InvalidArgumentError for mismatched dims
     or attributes that do not fit.
+
+    ``src_engine`` and ``dst_engine`` (instead of ``engine``; a side not
+    given is the default engine) place the two sides: one the host and one
+    an OpenCL engine make a cross-engine reorder (clayout/cross_engine.py),
+    which runs on streams of the OpenCL side (``engine``); equal ones, the
+    ordinary reorder. Raises InvalidArgumentError when ``engine`` is given
+    with another src or dst engine, UnimplementedError for two OpenCL
+    engines of different contexts.
     """
 
     kind = "reorder"
+    _cross = None  # the CrossEngine of a cross-engine reorder
 
     def __init__(self, src_md: MemoryDesc, dst_md: MemoryDesc, *, engine: Engine | None = None,
-                 attr: Attr | None = None):
+                 attr: Attr | None = None, src_engine: Engine | None = None,
+                 dst_engine: Engine | None = None):
         for arg, md in (("src", src_md), ("dst", dst_md)):
             if not isinstance(md, MemoryDesc):
                 raise InvalidArgumentError(f"{arg} {md!r} is not a MemoryDesc")
@@ -196,18 +210,31 @@ class Reorder(_Primitive):
                 raise InvalidArgumentError(f"attr {attr!r} is not a clayout Attr")
             _check_scales_and_points(attr, src_md, dst_md)
         check_compensation(self.kind, src_md, dst_md, attr)
-        self._setup(src_md, dst_md, engine, attr, None)
+        self.src_engine, self.dst_engine = engines_of(engine, src_engine, dst_engine)
+        if self.src_engine != self.dst_engine:
+            cross_engine_setup(self, src_md, dst_md, attr, self.src_engine, self.dst_engine)
+            return
+        self._setup(src_md, dst_md, self.src_engine, attr, None)
+
+    def execute(self, stream: Stream | cl.CommandQueue, src: Memory, dst: Memory,
+                wait_for: Sequence[cl.Event] | None = None) -> cl.Event | None:
+        """As every primitive's execute. A cross-engine reorder takes a
+        stream (or queue) of its OpenCL side, ``src`` on ``src_engine`` and
+        ``dst`` on ``dst_engine``, and returns the Event that completes once
+        ``dst`` is written (a host dst too), without blocking."""
+        if self._cross is None:
+            return super().execute(stream, src, dst, wait_for)
+        return self._cross.run(self, stream, src, dst, wait_for)
 
 
 def reorder(src: Memory, dst: Memory, attr: Attr | None = None) -> None:
-    """Reorder ``src`` into ``dst`` on their engine and wait for it to finish."""
+    """Reorder ``src`` into ``dst`` and wait for it to finish: on their
+    engine, or across engines (one the host, one OpenCL) as a cross-engine
+    reorder on a new stream of the OpenCL one."""
     if not isinstance(src, Memory) or not isinstance(dst, Memory):
         raise InvalidArgumentError(f"reorder needs two Memory objects, got {src!r} and {dst!r}")
-    if src.engine != dst.engine:
-        raise UnimplementedError(
-            f"reorder across engines ({src.engine!r} -> {dst.engine!r}) is not implemented")
-    primitive = Reorder(src.md, dst.md, engine=src.engine, attr=attr)
-    stream = Stream(src.engine)
+    primitive = Reorder(src.md, dst.md, src_engine=src.engine, dst_engine=dst.engine, attr=attr)
+    stream = Stream(primitive.engine)
     primitive.execute(stream, src, dst)
     stream.wait()
 

@@ -102,6 +102,39 @@ def pending_writes_of(buffer, events=()) -> PendingWrites:
     return pending
 
 
+class PendingReads(PendingWrites):
+    """The device commands clayout enqueued that read one host buffer (the
+    uploads of cross-engine reorders) and may still run: a later write of
+    the buffer waits for them. A failed read changed nothing, so it is
+    dropped, never reported."""
+
+    def _prune(self):
+        self._entries = [e for e in self._entries if e[0].command_execution_status > _DONE]
+
+
+class HostPending:
+    """The device commands clayout enqueued on one host (NumPy) buffer:
+    ``writes`` (downloads into it), ``reads`` (uploads from it)."""
+
+    def __init__(self):
+        self.writes = PendingWrites()
+        self.reads = PendingReads()
+
+
+# One HostPending per host buffer (by its address), as for OpenCL buffers above.
+_BY_HOST_BUFFER: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def host_pending_of(array) -> HostPending:
+    """The HostPending of a NumPy array's storage (made on first use)."""
+    key = array.__array_interface__["data"][0]
+    with _BY_BUFFER_LOCK:
+        pending = _BY_HOST_BUFFER.get(key)
+        if pending is None:
+            pending = _BY_HOST_BUFFER[key] = HostPending()
+        return pending
+
+
 def wait_in_python(events, caps=None) -> bool:
     """Block until every event has completed or failed; True if none failed.
 
@@ -112,10 +145,11 @@ def wait_in_python(events, caps=None) -> bool:
     A device whose ``caps.runs_when_waited`` is waited for in OpenCL instead.
     """
     if caps is not None and caps.runs_when_waited:
-        try:
-            cl.wait_for_events(events)
-        except cl.Error:
-            pass
+        for event in events:  # one at a time: they may belong to several contexts
+            try:
+                event.wait()
+            except cl.Error:
+                pass
         return all(e.command_execution_status == _DONE for e in events)
     delay = 1e-5
     while any(e.command_execution_status > _DONE for e in events):
@@ -165,6 +199,14 @@ def device_seconds(event):
         return (event.profile.end - event.profile.start) * 1e-9
     except cl.Error:
         return None
+
+
+def wait_each(events):
+    """Block until every event has completed, whatever context each belongs
+    to (``cl.wait_for_events`` takes one context). Raises ExecutionError
+    when one of them failed."""
+    for event in events:
+        wait_for_events([event])
 
 
 def wait_for_events(events):

@@ -1,0 +1,446 @@
+"""Cross-engine reorder: the source on the host and the destination on an
+OpenCL engine (``cpu2gpu``), or back (``gpu2cpu``), in one primitive, as
+oneDNN's reorder between a CPU and a GPU engine.
+
+A cross-engine Reorder runs one of these (``impl`` names it):
+
+- ``upload`` / ``download``: same layout and type, nothing to convert, and
+  dst's bytes are all its own: the bytes of the tensor's span move once.
+- ``upload+<device implementation>``: the host bytes go into a device staging
+  buffer of src's layout, and the implementation the OpenCL engine chooses
+  for the reorder (``implementations.choose``) converts into dst;
+  ``<device implementation>+download``: it converts into a staging buffer of
+  dst's layout, whose bytes then come down.
+- ``host:numpy+upload``: NumPy converts into dst's layout, and that goes up;
+  ``download+host:numpy``: src's bytes come down and NumPy converts into dst.
+
+Which of the last two kinds runs is measured (benchmarks/bench_cross_engine.py,
+PoCL 3.1 on 2 cores): see ``_prefer_host``. An upload of a whole span is
+only made where it writes nothing but dst's own bytes (dst fills its span:
+no gaps, no byte shared with another tensor) and no sum needs dst's old
+values; a download into a host dst with gaps goes through a scratch array
+and writes dst's elements one by one.
+
+Every variant is a short host job on a worker thread (wait for the inputs,
+blocking copies on the engine's host queue, NumPy where the host converts)
+between markers on the caller's queue, before or after the device's part:
+``execute`` never blocks. A host memory remembers the device commands that
+read it (uploads) and write it (downloads), so clayout's later reads and
+writes of it wait for them (``Memory._host_events``). No non-blocking
+pyopencl copy is made: its event, dropped before it completes, waits in its
+destructor holding the GIL (a deadlock when a Python thread was to complete
+it).
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+import traceback
+import warnings
+
+import numpy as np
+
+from . import verbose
+from .compensation import data_problem, write_host
+from .engine import Engine, Stream, as_engine, check_wait_for, cl, default_engine, as_stream
+from .errors import InvalidArgumentError, UnimplementedError
+from .host import reorder as host_reorder
+from .host.layout import fills_span, to_byte_span
+from .implementations import HostFallback, choose
+from .memory import Memory, _allocate, _need
+from .memory_desc import element_span
+from .problem import Problem
+
+#: CLAYOUT_CROSS_CONVERT=device|host makes the device or the host convert
+#: wherever both may (for measuring and testing both); unset, ``_prefer_host``.
+FORCE_ENV = "CLAYOUT_CROSS_CONVERT"
+
+
+def engines_of(engine, src_engine, dst_engine) -> tuple[Engine, Engine]:
+    """(src engine, dst engine) of a Reorder: each side's own, else
+    ``engine``, else ``default_engine()``.
+
+    Raises InvalidArgumentError when ``engine`` is given with a src or dst
+    engine that is another engine, and UnimplementedError for two OpenCL
+    engines of different contexts (go through a host memory).
+    """
+    if src_engine is None and dst_engine is None:
+        return (as_engine(engine),) * 2 if engine is not None else (default_engine(),) * 2
+    sides = [None if e is None else as_engine(e, name)
+             for e, name in ((src_engine, "src_engine"), (dst_engine, "dst_engine"))]
+    if engine is not None:
+        engine = as_engine(engine)
+        for side, name in zip(sides, ("src_engine", "dst_engine")):
+            if side is not None and side != engine:
+                raise InvalidArgumentError(
+                    f"engine={engine!r} with {name}={side!r}: engine= is the one engine of "
+                    f"both sides; for a cross-engine reorder give src_engine= and "
+                    f"dst_engine= alone")
+    # A side not given is ``engine`` (then both are), else the default engine.
+    src, dst = (side if side is not None else engine if engine is not None else default_engine()
+                for side in sides)
+    if src != dst and src.is_opencl and dst.is_opencl:
+        raise UnimplementedError(
+            f"reorder from {src.describe()} to {dst.describe()}: a reorder between two "
+            f"OpenCL engines of different contexts is not implemented; reorder into a "
+            f"host memory (dst_engine=Engine('host')), then from it to the other engine")
+    return src, dst
+
+
+def _span(md):
+    """(first byte, end byte, element at the first byte) of md's elements."""
+    return to_byte_span(md, *element_span(md))
+
+
+def _staging(engine, md) -> Memory:
+    """A new device memory of md's layout, uninitialised (every byte the
+    reorder reads or writes in it is written first)."""
+    need = _need(md)
+    return Memory._wrap(md, engine, _allocate(engine, md, need), need)
+
+
+def _convert_on_host(problem, src_bytes, src_base, dst_bytes, dst_base):
+    """The reorder in NumPy, from ``src_bytes`` (holding src from element
+    ``src_base``) into ``dst_bytes`` (dst from ``dst_base``); compensation too,
+    where ``dst_bytes`` is dst's whole buffer."""
+    data = data_problem(problem)
+    host_reorder.reorder(data.src_md, src_bytes, data.dst_md, dst_bytes, data.attr, None,
+                         src_base, dst_base)
+    if problem.dst_md.extra is not None:
+        write_host(problem.dst_md, dst_bytes)
+
+
+def _to_device(engine, buffer, first: int, data: np.ndarray):
+    if data.size:
+        cl.enqueue_copy(engine.host_queue, buffer, data, dst_offset=first, is_blocking=True)
+
+
+def _from_device(engine, buffer, first: int, end: int) -> np.ndarray:
+    out = np.empty(end - first, dtype=np.uint8)
+    if end > first:
+        cl.enqueue_copy(engine.host_queue, out, buffer, src_offset=first, is_blocking=True)
+    return out
+
+
+class CrossEngine:
+    """What a cross-engine Reorder runs (the module's docstring lists the
+    variants): ``impl``, ``describe()``, ``declined`` and ``report()`` as an
+    Implementation has them, and ``run`` for execute."""
+
+    def __init__(self, problem: Problem, src_engine: Engine, dst_engine: Engine):
+        self.problem = problem
+        self.src_engine, self.dst_engine = src_engine, dst_engine
+        self.uploads = dst_engine.is_opencl
+        self.engine = dst_engine if self.uploads else src_engine  # the OpenCL side
+        self.direction = "cpu2gpu" if self.uploads else "gpu2cpu"
+        self.kind = f"{src_engine.kind}2{dst_engine.kind}"  # verbose's engine column
+        self.device = None  # the device implementation, where the device converts
+        self.declined = []  # (name, why) of the variants before the one chosen
+        self.variant = self._choose()
+
+    # -- choosing -------------------------------------------------------------------
+
+    def _name(self, variant: str, short: bool = True) -> str:
+        device = "<device>" if self.device is None else (
+            self.device.impl if short else self.device.describe())
+        text = {"none": "none (zero elements)",
+                "copy": "upload" if self.uploads else "download",
+                "device": f"upload+{device}" if self.uploads else f"{device}+download",
+                "host": "host:numpy+upload" if self.uploads else "download+host:numpy",
+                }[variant]
+        return f"cross:{self.direction} {text}"
+
+    def _why_not_copy(self):
+        p = self.problem
+        if not p.moves_bits:
+            return "the values are converted"
+        if p.src_md != p.dst_md:
+            return "the layouts differ"
+        if p.dst_md.extra is not None:
+            return "compensation is computed"
+        if not fills_span(p.dst_md):
+            return ("dst has gaps or shares bytes with other tensors: a copy of its span "
+                    "would write them")
+        return None
+
+    def _why_not_host(self):
+        """Why the host may not convert (None: it may)."""
+        p = self.problem
+        if not self.uploads:
+            return None  # NumPy writes only dst's elements, and reads its old values
+        if p.attr is not None and p.attr.sum_beta is not None:
+            return "the sum post-op reads dst's old values, which are on the device"
+        if p.dst_md.extra is not None:
+            return "compensation is computed on the device for a device dst"
+        if not fills_span(p.dst_md):
+            return ("dst has gaps or shares bytes with other tensors: an upload of its span "
+                    "would overwrite them")
+        return None
+
+    def _why_not_device(self):
+        """Why the device may not convert (None: it may)."""
+        p = self.problem
+        if self.uploads:
+            return None
+        if p.attr is not None and p.attr.sum_beta is not None:
+            return "the sum post-op reads dst's old values, which are on the host"
+        if p.dst_md.extra is not None:
+            return "compensation is computed on the host for a host dst"
+        return None
+
+    def _choose(self) -> str:
+        p = self.problem
+        if p.is_empty:
+            return "none"
+        forced = os.environ.get(FORCE_ENV, "").strip()
+        if forced not in ("", "device", "host"):
+            raise InvalidArgumentError(f"{FORCE_ENV}={forced!r}: expected device or host")
+        why = f"{FORCE_ENV}={forced}" if forced else self._why_not_copy()
+        if why is None:
+            return "copy"
+        self.declined.append((self._name("copy"), why))
+        host_why, device_why = self._why_not_host(), self._why_not_device()
+        if device_why is None:
+            try:
+                self.device = choose(p, self.engine)
+            except UnimplementedError as error:
+                if host_why is not None:
+                    raise
+                device_why = str(error)
+        if host_why is None and device_why is None:
+            if forced:
+                host = forced == "host"
+                why = f"{FORCE_ENV}={forced}"
+            else:
+                host, why = _prefer_host(p, self.uploads, self.device)
+            if host:
+                self.declined.append((self._name("device", short=False), why))
+                return "host"
+            self.declined.append((self._name("host"), why))
+            return "device"
+        if device_why is None:
+            self.declined.append((self._name("host"), host_why))
+            return "device"
+        self.declined.append((self._name("device"), device_why))
+        return "host"
+
+    # -- what Reorder shows -----------------------------------------------------------
+
+    @property
+    def impl(self) -> str:
+        return self._name(self.variant)
+
+    def describe(self) -> str:
+        return self._name(self.variant, short=False)
+
+    def report(self) -> str:
+        """For a device conversion, how the OpenCL engine's implementation
+        list chose and what its kernel does."""
+        if self.variant != "device":
+            return ""
+        lines = [f"on the device: {name}: declined: {why}" for name, why in self.device.declined]
+        lines.append(f"on the device: {self.device.describe()}: runs")
+        report = self.device.report()
+        return "\n".join(lines + ([report] if report else []))
+
+    # -- running ---------------------------------------------------------------------
+
+    def _check_memory(self, mem, md, engine, arg):
+        if not isinstance(mem, Memory):
+            raise InvalidArgumentError(f"{arg} {mem!r} is not a clayout Memory")
+        if mem.md != md:
+            raise InvalidArgumentError(
+                f"{arg} memory {mem.md!r} does not match the primitive's {arg} {md!r}")
+        if mem.engine != engine:
+            raise InvalidArgumentError(
+                f"{arg} memory lives on {mem.engine.describe()}; this cross-engine reorder "
+                f"({self.direction}) takes its {arg} on {engine.describe()}")
+
+    def run(self, primitive, stream, src, dst, wait_for):
+        """Execute for ``primitive`` (see Reorder.execute)."""
+        if isinstance(stream, Stream) and not stream.engine.is_opencl:
+            raise InvalidArgumentError(
+                f"stream {stream!r}: a cross-engine reorder ({self.direction}) runs on a "
+                f"stream of its OpenCL engine, {self.engine.describe()}")
+        stream = as_stream(stream, self.engine)
+        self._check_memory(src, self.problem.src_md, self.src_engine, "src")
+        self._check_memory(dst, self.problem.dst_md, self.dst_engine, "dst")
+        wait = check_wait_for(wait_for, self.engine)
+        start = time.perf_counter()
+        queue = stream.queue
+        event = (self._up if self.uploads else self._down)(queue, src, dst, wait)
+        if verbose.enabled():
+            from .gpu.events import when_complete
+
+            def log():
+                verbose.log("exec", self.kind, primitive.kind, primitive._label,
+                            *primitive._signature(),
+                            f"{(time.perf_counter() - start) * 1e3:.3f}ms")
+            when_complete(event, log, self.engine.caps)
+        return event
+
+    def _up(self, queue, src, dst, wait):
+        p, engine = self.problem, self.engine
+        # src's lock orders this upload's record against downloads into src.
+        with src.write_lock, dst.write_lock:
+            src_waits = src._host_events()  # downloads into src still running
+            dst_waits = dst._wait_list(queue)
+            if self.variant == "none":
+                event = read = cl.enqueue_marker(queue, wait_for=(wait + dst_waits) or None)
+            elif self.variant == "device":
+                staging = _staging(engine, p.src_md)
+                first, end, _ = _span(p.src_md)
+
+                def work():
+                    _to_device(engine, staging.storage, first, src.storage[first:end])
+
+                read = _start(engine, queue, wait, src_waits, work)
+                event = self.device.execute(queue, staging, dst, [read] + dst_waits)
+            else:
+                first, end, base = _span(p.dst_md)
+                copy = self.variant == "copy"
+
+                def work():
+                    if copy:
+                        data = src.storage[first:end]
+                    else:
+                        data = np.zeros(end - first, dtype=np.uint8)
+                        _convert_on_host(p, src.storage, 0, data, base)
+                    _to_device(engine, dst.storage, first, data)
+
+                event = read = _start(engine, queue, wait + dst_waits, src_waits, work)
+            dst._wrote(event, queue)
+            src._host_recorded(read, queue, write=False)
+        return event
+
+    def _down(self, queue, src, dst, wait):
+        p, engine = self.problem, self.engine
+        wait = wait + src._wait_list(queue)
+        with dst.write_lock:
+            dst_waits = dst._host_events(write=True)  # downloads into it, uploads from it
+            if self.variant == "none":
+                event = cl.enqueue_marker(queue, wait_for=wait or None)
+            elif self.variant == "device":
+                staging = _staging(engine, p.dst_md)
+                converted = self.device.execute(queue, src, staging, wait)
+                first, end, base = _span(p.dst_md)
+                dense = fills_span(p.dst_md)
+
+                def work():
+                    data = _from_device(engine, staging.storage, first, end)
+                    if dense:
+                        dst.storage[first:end] = data
+                    else:  # only dst's elements: a copy through the layout
+                        host_reorder.reorder(p.dst_md, data, p.dst_md, dst.storage, None, None,
+                                             base, 0)
+
+                event = _start(engine, queue, [converted], dst_waits, work)
+            else:
+                first, end, base = _span(p.src_md)
+                copy = self.variant == "copy"
+
+                def work():
+                    data = _from_device(engine, src.storage, first, end)
+                    if copy:
+                        dst.storage[first:end] = data
+                    else:
+                        _convert_on_host(p, data, base, dst.storage, 0)
+
+                event = _start(engine, queue, wait, dst_waits, work)
+            dst._host_recorded(event, queue, write=True)
+        return event
+
+
+def _prefer_host(problem: Problem, uploads: bool, device) -> tuple[bool, str]:
+    """(True when the host should convert, the reason), where both may."""
+    if isinstance(device, HostFallback):
+        return True, ("no device kernel serves it (the host path would do the work through "
+                      "device copies anyway)")
+    return False, "the device converts faster (measured on PoCL: see cross_engine.py)"
+
+
+# -- the host job -----------------------------------------------------------------------
+
+def _start(engine, queue, ready: list, host_waits: list, work):
+    """Run ``work()`` on a worker thread once the events ``ready`` (of the
+    engine's context; after everything before on ``queue``) and
+    ``host_waits`` (device commands on host memories, of any context) have
+    completed; never blocks. Returns a marker on ``queue`` that completes
+    after ``work`` (failed if an input failed or ``work`` raised)."""
+    from .gpu.host_fallback import _EXIT  # one exit guard for all host-side work
+
+    inputs = cl.enqueue_marker(queue, wait_for=ready or None)
+    done = cl.UserEvent(engine.context)
+    job = _Job(engine, [inputs] + list(host_waits), work, done, _EXIT)
+    if engine.caps.runs_when_waited:
+        # A simulator runs commands only when the host waits (as in host_fallback).
+        job.run()
+        return cl.enqueue_marker(queue, wait_for=[done])
+    try:
+        finished = cl.enqueue_marker(queue, wait_for=[done])
+        queue.flush()  # the queue must reach ``inputs`` while the worker waits
+        job.finished = finished
+        threading.Thread(target=job.run, name="clayout-cross-engine", daemon=True).start()
+    except BaseException:
+        done.set_status(-1)
+        raise
+    return finished
+
+
+class _Job:
+    """The host side of one cross-engine execution; ``done`` tells its end."""
+
+    def __init__(self, engine, inputs, work, done, exit_guard):
+        self.engine, self.inputs, self.work, self.done = engine, inputs, work, done
+        self.exit_guard = exit_guard
+        # Held until ``done`` is set: PoCL 3.1 touches the commands waiting on
+        # a user event when it fails, so they must not be freed before.
+        self.finished = None
+
+    def run(self):
+        from .gpu.events import wait_in_python
+
+        status = cl.command_execution_status.COMPLETE
+        working = False
+        try:
+            if not wait_in_python(self.inputs, self.engine.caps):  # an input failed
+                status = -1
+                return
+            working = self.exit_guard.start_work()
+            if not working:  # the interpreter is exiting: nobody will read the result
+                return
+            self.work()
+        except BaseException:  # noqa: BLE001 - the event fails, and says why here
+            status = -1
+            warnings.warn("clayout: a cross-engine reorder failed; its event reports an "
+                          "error:\n" + traceback.format_exc(), RuntimeWarning, stacklevel=1)
+        finally:
+            self.done.set_status(status)
+            self.inputs = self.work = self.finished = None
+            if working:
+                self.exit_guard.end_work()
+
+
+def setup(primitive, src_md, dst_md, attr, src_engine: Engine, dst_engine: Engine):
+    """Make ``primitive`` (a Reorder being created) the cross-engine reorder
+    from ``src_engine`` to ``dst_engine`` (one the host, one OpenCL): its
+    ``engine`` is the OpenCL side, whose streams it runs on. Raises
+    UnimplementedError for runtime dims and for a problem neither the device
+    nor the host serves."""
+    for arg, md in (("src", src_md), ("dst", dst_md)):
+        if md.is_runtime:
+            raise UnimplementedError(
+                f"{arg} {md!r}: runtime dims in a cross-engine reorder are not implemented")
+    cross = CrossEngine(Problem("reorder", src_md, dst_md, attr, None), src_engine, dst_engine)
+    primitive.engine, primitive.src_engine, primitive.dst_engine = \
+        cross.engine, src_engine, dst_engine
+    primitive.src_md, primitive.dst_md, primitive.attr, primitive.shuffle = \
+        src_md, dst_md, attr, None
+    primitive._implementation = primitive._cross = cross
+    primitive.impl = cross.impl
+    primitive._label = cross.describe()
+    for name, why in cross.declined:
+        verbose.log("decline", cross.kind, primitive.kind, f"{name} ({why})", *primitive._signature(),
+                    min_level=2)
+    verbose.log("create", cross.kind, primitive.kind, primitive._label, *primitive._signature())
