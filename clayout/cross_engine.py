@@ -282,73 +282,87 @@ class CrossEngine:
 
     def _up(self, queue, src, dst, wait):
         p, engine = self.problem, self.engine
-        # src's lock orders this upload's record against downloads into src.
-        with src.write_lock, dst.write_lock:
-            src_waits = src._host_events()  # downloads into src still running
-            dst_waits = dst._wait_list(queue)
-            if self.variant == "none":
-                event = read = cl.enqueue_marker(queue, wait_for=(wait + dst_waits) or None)
-            elif self.variant == "device":
-                staging = _staging(engine, p.src_md)
-                first, end, _ = _span(p.src_md)
+        job = None
+        try:  # the job starts even if the rest fails: its marker must complete
+            # src's lock orders this upload's record against downloads into src.
+            with src.write_lock, dst.write_lock:
+                src_waits = src._host_events()  # downloads into src still running
+                dst_waits = dst._wait_list(queue)
+                if self.variant == "none":
+                    event = read = cl.enqueue_marker(queue, wait_for=(wait + dst_waits) or None)
+                elif self.variant == "device":
+                    staging = _staging(engine, p.src_md)
+                    first, end, _ = _span(p.src_md)
 
-                def work():
-                    _to_device(engine, staging.storage, first, src.storage[first:end])
+                    def work():
+                        _to_device(engine, staging.storage, first, src.storage[first:end])
 
-                read = _start(engine, queue, wait, src_waits, work)
-                event = self.device.execute(queue, staging, dst, [read] + dst_waits)
-            else:
-                first, end, base = _span(p.dst_md)
-                copy = self.variant == "copy"
+                    job = _Job(engine, queue, wait, src_waits, work)
+                    read = job.enqueue()
+                    event = self.device.execute(queue, staging, dst, [read] + dst_waits)
+                else:
+                    first, end, base = _span(p.dst_md)
+                    copy = self.variant == "copy"
 
-                def work():
-                    if copy:
-                        data = src.storage[first:end]
-                    else:
-                        data = np.zeros(end - first, dtype=np.uint8)
-                        _convert_on_host(p, src.storage, 0, data, base)
-                    _to_device(engine, dst.storage, first, data)
+                    def work():
+                        if copy:
+                            data = src.storage[first:end]
+                        else:
+                            data = np.zeros(end - first, dtype=np.uint8)
+                            _convert_on_host(p, src.storage, 0, data, base)
+                        _to_device(engine, dst.storage, first, data)
 
-                event = read = _start(engine, queue, wait + dst_waits, src_waits, work)
-            dst._wrote(event, queue)
-            src._host_recorded(read, queue, write=False)
+                    job = _Job(engine, queue, wait + dst_waits, src_waits, work)
+                    event = read = job.enqueue()
+                dst._wrote(event, queue)
+                src._host_recorded(read, queue, write=False)
+        finally:
+            if job is not None:
+                job.start()
         return event
 
     def _down(self, queue, src, dst, wait):
         p, engine = self.problem, self.engine
         wait = wait + src._wait_list(queue)
-        with dst.write_lock:
-            dst_waits = dst._host_events(write=True)  # downloads into it, uploads from it
-            if self.variant == "none":
-                event = cl.enqueue_marker(queue, wait_for=wait or None)
-            elif self.variant == "device":
-                staging = _staging(engine, p.dst_md)
-                converted = self.device.execute(queue, src, staging, wait)
-                first, end, base = _span(p.dst_md)
-                dense = fills_span(p.dst_md)
+        job = None
+        try:  # the job starts even if the rest fails: its marker must complete
+            with dst.write_lock:
+                dst_waits = dst._host_events(write=True)  # downloads into it, uploads from it
+                if self.variant == "none":
+                    event = cl.enqueue_marker(queue, wait_for=wait or None)
+                elif self.variant == "device":
+                    staging = _staging(engine, p.dst_md)
+                    converted = self.device.execute(queue, src, staging, wait)
+                    first, end, base = _span(p.dst_md)
+                    dense = fills_span(p.dst_md)
 
-                def work():
-                    data = _from_device(engine, staging.storage, first, end)
-                    if dense:
-                        dst.storage[first:end] = data
-                    else:  # only dst's elements: a copy through the layout
-                        host_reorder.reorder(p.dst_md, data, p.dst_md, dst.storage, None, None,
-                                             base, 0)
+                    def work():
+                        data = _from_device(engine, staging.storage, first, end)
+                        if dense:
+                            dst.storage[first:end] = data
+                        else:  # only dst's elements: a copy through the layout
+                            host_reorder.reorder(p.dst_md, data, p.dst_md, dst.storage, None, None,
+                                                 base, 0)
 
-                event = _start(engine, queue, [converted], dst_waits, work)
-            else:
-                first, end, base = _span(p.src_md)
-                copy = self.variant == "copy"
+                    job = _Job(engine, queue, [converted], dst_waits, work)
+                    event = job.enqueue()
+                else:
+                    first, end, base = _span(p.src_md)
+                    copy = self.variant == "copy"
 
-                def work():
-                    data = _from_device(engine, src.storage, first, end)
-                    if copy:
-                        dst.storage[first:end] = data
-                    else:
-                        _convert_on_host(p, data, base, dst.storage, 0)
+                    def work():
+                        data = _from_device(engine, src.storage, first, end)
+                        if copy:
+                            dst.storage[first:end] = data
+                        else:
+                            _convert_on_host(p, data, base, dst.storage, 0)
 
-                event = _start(engine, queue, wait, dst_waits, work)
-            dst._host_recorded(event, queue, write=True)
+                    job = _Job(engine, queue, wait, dst_waits, work)
+                    event = job.enqueue()
+                dst._host_recorded(event, queue, write=True)
+        finally:
+            if job is not None:
+                job.start()
         return event
 
 
@@ -362,41 +376,49 @@ def _prefer_host(problem: Problem, uploads: bool, device) -> tuple[bool, str]:
 
 # -- the host job -----------------------------------------------------------------------
 
-def _start(engine, queue, ready: list, host_waits: list, work):
-    """Run ``work()`` on a worker thread once the events ``ready`` (of the
-    engine's context; after everything before on ``queue``) and
-    ``host_waits`` (device commands on host memories, of any context) have
-    completed; never blocks. Returns a marker on ``queue`` that completes
-    after ``work`` (failed if an input failed or ``work`` raised)."""
-    from .gpu.host_fallback import _EXIT  # one exit guard for all host-side work
-
-    inputs = cl.enqueue_marker(queue, wait_for=ready or None)
-    done = cl.UserEvent(engine.context)
-    job = _Job(engine, [inputs] + list(host_waits), work, done, _EXIT)
-    if engine.caps.runs_when_waited:
-        # A simulator runs commands only when the host waits (as in host_fallback).
-        job.run()
-        return cl.enqueue_marker(queue, wait_for=[done])
-    try:
-        finished = cl.enqueue_marker(queue, wait_for=[done])
-        queue.flush()  # the queue must reach ``inputs`` while the worker waits
-        job.finished = finished
-        threading.Thread(target=job.run, name="clayout-cross-engine", daemon=True).start()
-    except BaseException:
-        done.set_status(-1)
-        raise
-    return finished
-
-
 class _Job:
-    """The host side of one cross-engine execution; ``done`` tells its end."""
+    """The host side of one cross-engine execution: ``work()`` on a worker
+    thread, once the events ``ready`` (of the engine's context; after
+    everything before on ``queue``) and ``host_waits`` (device commands on
+    host memories, of any context) have completed. ``enqueue()`` returns the
+    marker on ``queue`` that completes after ``work`` (failed if an input
+    failed or ``work`` raised); ``start()``, called once the caller has
+    enqueued and recorded the rest, starts the thread (started earlier, it
+    would wait for the GIL the caller holds meanwhile). Never blocks, but
+    on a device that runs commands only when the host waits (Oclgrind),
+    where ``enqueue`` runs the work itself, as host_fallback does."""
 
-    def __init__(self, engine, inputs, work, done, exit_guard):
-        self.engine, self.inputs, self.work, self.done = engine, inputs, work, done
-        self.exit_guard = exit_guard
+    def __init__(self, engine, queue, ready: list, host_waits: list, work):
+        from .gpu.host_fallback import _EXIT  # one exit guard for all host-side work
+
+        self.engine, self.queue, self.work, self.exit_guard = engine, queue, work, _EXIT
+        self.inputs = [cl.enqueue_marker(queue, wait_for=ready or None)] + list(host_waits)
+        self.done = cl.UserEvent(engine.context)
         # Held until ``done`` is set: PoCL 3.1 touches the commands waiting on
         # a user event when it fails, so they must not be freed before.
         self.finished = None
+
+    def enqueue(self):
+        if self.engine.caps.runs_when_waited:
+            self.run()
+            return cl.enqueue_marker(self.queue, wait_for=[self.done])
+        try:
+            self.finished = cl.enqueue_marker(self.queue, wait_for=[self.done])
+        except BaseException:
+            self.done.set_status(-1)
+            self.work = None  # nothing to start
+            raise
+        return self.finished
+
+    def start(self):
+        if self.engine.caps.runs_when_waited or self.work is None:
+            return
+        try:
+            self.queue.flush()  # the queue must reach the inputs while the worker waits
+            threading.Thread(target=self.run, name="clayout-cross-engine", daemon=True).start()
+        except BaseException:
+            self.done.set_status(-1)
+            raise
 
     def run(self):
         from .gpu.events import wait_in_python
@@ -441,6 +463,6 @@ def setup(primitive, src_md, dst_md, attr, src_engine: Engine, dst_engine: Engin
     primitive.impl = cross.impl
     primitive._label = cross.describe()
     for name, why in cross.declined:
-        verbose.log("decline", cross.kind, primitive.kind, f"{name} ({why})", *primitive._signature(),
-                    min_level=2)
+        verbose.log("decline", cross.kind, primitive.kind, f"{name} ({why})",
+                    *primitive._signature(), min_level=2)
     verbose.log("create", cross.kind, primitive.kind, primitive._label, *primitive._signature())

@@ -136,14 +136,28 @@ def test_correctness_and_performance_together(cl_engine):
 
 def test_unimplemented_is_not_a_failure_unless_asked(cl_engine):
     args = ["--reorder", "--runtime-dim-mask=63", "2x3", "--reset",
-            "--attr-scales=src:common:2:e8m0", "2x3", "--reset", "--cross-engine=cpu2gpu",
+            "--attr-scales=src:common:2:e8m0", "2x3", "--reset", "--attr-post-ops=relu",
             "2x3", "--reset", "--sdt=f4_e3m0", "2x3"]
     rc, lines, _ = run(*args)
     assert rc == 0 and counts(lines)["unimplemented"] == 4
     assert "runtime dims" in lines[0] and "scales stored as e8m0" in lines[1]
-    assert "cross-engine" in lines[2] and "f4_e3m0" in lines[3]
+    assert "post-op relu" in lines[2] and "f4_e3m0" in lines[3]
     rc, _, _ = run("--fail-unimplemented=true", *args)
     assert rc == 1
+
+
+@pytest.mark.parametrize("variant, impls", [
+    ("device", ["cross:cpu2gpu upload+ocl:generated", "cross:gpu2cpu ocl:generated+download"]),
+    ("host", ["cross:cpu2gpu host:numpy+upload", "cross:gpu2cpu download+host:numpy"])])
+def test_cross_engine_problems_run_either_way_and_are_skipped_on_the_host_engine(
+        cl_engine, monkeypatch, variant, impls):
+    monkeypatch.setenv("CLAYOUT_CROSS_CONVERT", variant)
+    rc, lines, _ = run("-v5", "--reorder", "--cross-engine=cpu2gpu,gpu2cpu", "--ddt=s8",
+                       "--dtag=aBx16b", "--attr-scales=src:per_dim_1", "2x17x3x3")
+    assert rc == 0 and counts(lines)["passed"] == 2, lines
+    assert [line.split("[")[1].split("]")[0] for line in lines if ":PASSED" in line] == impls
+    _, lines, _ = run("--engine=host", "--reorder", "--cross-engine=gpu2cpu", "2x3")
+    assert counts(lines)["skipped"] == 1 and "CASE_NOT_SUPPORTED" in lines[0]
 
 
 def test_zero_points_on_float_types_are_skipped_as_onednn_does(cl_engine):
@@ -425,11 +439,22 @@ def test_the_compensation_block_is_part_of_the_buffer_not_a_gap(host_engine):
     assert verdict.wrong == 1 and "the guard after the buffer" in verdict.details[0]
 
 
+CROSS_ENGINE_SUBSET = "|".join([
+    "--sdt=bf16 --ddt=s8 --stag=oihw --dtag=OIhw4i16o4i", "--sdt=s8 --ddt=s8 --strides=:600",
+    "--ddt=u8 --dtag=aBx16b --attr-scales=src:per_dim_1 --attr-post-ops=sum:0.5",
+    "--sdt=u8 --ddt=f32 --stag=aBx16b --attr-scales=src:common:0.5 "
+    "--attr-zero-points=src:per_dim_1", "--sdt=f16 --ddt=f16", "--ddt=s32 --stag=axb",
+    "--sdt=s8 --ddt=u8 2x", r"--stag=axb --dtag=aBx16b --attr-scales=src:per_dim_1\+dst",
+    "--strides=:600x30x8x2 --attr-scales=src:common:4"])
+
+
 @pytest.mark.parametrize("batch, engine, match, skipped", [
     ("test_reorder_compensation", "host", "", 0),
     ("test_reorder_grouped", "host", "", 0),
     ("test_reorder_compensation", "opencl", "=OIhw16i16o .*20x17x3x3|=gOIhw4i16o4i .*3x20x17", 0),
     ("test_reorder_grouped", "opencl", "--stag=ba --dtag=ab .*(1x32|8x16) 64x128", 0),
+    # 46 of its 900 problems: both directions, weights, strides, zero points, sum.
+    ("test_reorder_cross_engine", "opencl", CROSS_ENGINE_SUBSET, 0),
 ])
 def test_clayouts_own_batches_pass(request, batch, engine, match, skipped):
     if engine == "opencl":

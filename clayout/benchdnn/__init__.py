@@ -23,8 +23,11 @@ failure in the exit status). Options that change nothing clayout computes
 Reorder attributes as benchdnn spells them: ``--attr-scales=src:per_ocic:f16:1x32``
 (``ARG:POLICY[:VALUE][:DATA_TYPE[:GROUPS]]``; per_oc is dim 1, per_ocic dims 0
 and 1 of a reorder's src or dst), ``--attr-zero-points=src:per_dim_01:u4:32x1``,
-``--oflag=s8s8_comp:1+zp_comp:1`` (compensation after s8 weights). clayout's
-own batches are in ``clayout/benchdnn/batches/``.
+``--oflag=s8s8_comp:1+zp_comp:1`` (compensation after s8 weights).
+``--cross-engine=cpu2gpu|gpu2cpu`` puts the source (cpu2gpu) or the
+destination (gpu2cpu) on the host: a cross-engine reorder, with
+``--engine=opencl`` (SKIPPED on the host engine). clayout's own batches are
+in ``clayout/benchdnn/batches/``.
 
 Each problem prints ``N:STATUS (reason) __REPRO: --engine=... --reorder ...``;
 the run ends with ``tests:N passed:N ... engine:...`` and the time split.

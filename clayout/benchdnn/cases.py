@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import Attr, Extra, MemoryDesc, Reorder, Scales, Shuffle, ZeroPoints
+from .. import Attr, Engine, Extra, MemoryDesc, Reorder, Scales, Shuffle, ZeroPoints
 from ..dtypes import DATA_TYPES
 from .layout import Layout, TagError, strided_layout, tag_layout, trim_meta_tag
 from .options import ArgQuant, Problem, parse_oflag, parse_post_ops, parse_quant, parse_strides
@@ -194,6 +194,16 @@ def _stored_scales(values: np.ndarray, data_type: str) -> np.ndarray:
     return f32 if data_type in ("", "f32") else TYPES[data_type].quantize(f32, "f64")
 
 
+def side_engines(cross: str, engine) -> dict:
+    """Reorder's engine arguments for --cross-engine: ``engine`` for both
+    sides (none), else the host for src (cpu2gpu) or for dst (gpu2cpu)."""
+    if cross == "none":
+        return {"engine": engine}
+    host = Engine("host")
+    return ({"src_engine": host, "dst_engine": engine} if cross == "cpu2gpu"
+            else {"src_engine": engine, "dst_engine": host})
+
+
 def _reorder(problem: Problem) -> Case:
     o = dict(problem.options)
     dims = problem.dims
@@ -201,9 +211,10 @@ def _reorder(problem: Problem) -> Case:
         raise unimplemented(f"runtime dims (--runtime-dim-mask={o['runtime-dim-mask']}) are "
                             "not supported by clayout")
     flags = parse_oflag(o["oflag"])
-    if o["cross-engine"] != "none":
-        raise unimplemented(f"cross-engine reorders (--cross-engine={o['cross-engine']}) are "
-                            "not supported by clayout")
+    cross = o["cross-engine"]
+    if cross != "none" and problem.settings.engine == "host":
+        raise Declined("SKIPPED", f"CASE_NOT_SUPPORTED: --cross-engine={cross} moves data "
+                                  f"between the host and an OpenCL engine (--engine=opencl)")
     for name in ("sdt", "ddt"):
         if o[name] not in DATA_TYPES:
             raise unimplemented(f"data type {o[name]} is not supported by clayout")
@@ -265,7 +276,7 @@ def _reorder(problem: Problem) -> Case:
     compute = "f64" if "f64" in (o["sdt"], o["ddt"]) else "f32"
 
     def create(engine):
-        return Reorder(src.md, dst.md, engine=engine, attr=attr)
+        return Reorder(src.md, dst.md, attr=attr, **side_engines(cross, engine))
 
     return Case(problem, seed, src, dst, create, compute, attr, per_slice, beta)
 

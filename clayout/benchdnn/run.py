@@ -197,11 +197,14 @@ class Runner:
         if s.mode == "I":
             return Outcome("INITIALIZED", impl=impl)
         engine = self.engine(s)
+        # A cross-engine reorder's sides live on its own engines (one the host).
+        src_engine = getattr(primitive, "src_engine", engine)
+        dst_engine = getattr(primitive, "dst_engine", engine)
         start = time.perf_counter()
-        src = Memory(case.src.md, engine, raw=check.source_buffer(case))
-        parent = Memory(MemoryDesc((check.buffer_bytes(case.dst),), "u8", tag="a"), engine,
+        src = Memory(case.src.md, src_engine, raw=check.source_buffer(case))
+        parent = Memory(MemoryDesc((check.buffer_bytes(case.dst),), "u8", tag="a"), dst_engine,
                         raw=check.destination_buffer(case))
-        dst = Memory(case.dst.md, engine, buffer=parent)
+        dst = Memory(case.dst.md, dst_engine, buffer=parent)
         self.times["fill"] += time.perf_counter() - start
         stream = Stream(engine, profiling="P" in s.mode)
         start = time.perf_counter()
