@@ -121,7 +121,7 @@ DIMS_CASES = [
     bad("dims-negative-first", md_dims((-1, 3)), "-1"),
     bad("dims-negative-last", md_dims((2, -3)), "-3"),
     bad("dims-negative-middle", md_dims((2, -1, 4)), "-1"),
-    bad("dims-int64-min", md_dims((2, -2**63)), str(-2**63)),
+    bad("dims-int64-min-plus-one", md_dims((2, -2**63 + 1)), str(-2**63 + 1)),
     bad("dims-float", md_dims((2.0, 3)), "2.0"),
     bad("dims-float-half", md_dims((2, 3.5)), "3.5"),
     bad("dims-np-float32", md_dims((np.float32(2), 3)), "2.0"),

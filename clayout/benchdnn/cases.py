@@ -21,6 +21,8 @@ import numpy as np
 
 from .. import Attr, Engine, Extra, MemoryDesc, Reorder, Scales, Shuffle, ZeroPoints
 from ..dtypes import DATA_TYPES
+from ..memory_desc import RUNTIME_DIM
+from ..tags import LETTERS
 from .layout import Layout, TagError, strided_layout, tag_layout, trim_meta_tag
 from .options import ArgQuant, Problem, parse_oflag, parse_post_ops, parse_quant, parse_strides
 from .values import DEF_SCALES, TYPES, TypeInfo, pick
@@ -194,6 +196,33 @@ def _stored_scales(values: np.ndarray, data_type: str) -> np.ndarray:
     return f32 if data_type in ("", "f32") else TYPES[data_type].quantize(f32, "f64")
 
 
+def runtime_pattern(md: MemoryDesc, mask: int) -> MemoryDesc:
+    """``md`` with the dims of ``mask`` made RUNTIME_DIM (``md`` itself for
+    mask 0): in its tag, or with every stride runtime for a strided layout."""
+    if not mask:
+        return md
+    dims = tuple(RUNTIME_DIM if mask >> d & 1 else n for d, n in enumerate(md.dims))
+    if md.tag is not None:
+        return MemoryDesc(dims, md.data_type, tag=md.tag)
+    outer = "".join(LETTERS[d].upper() if d in md.inner_idxs else LETTERS[d]
+                    for d in range(md.ndims))
+    blocks = "".join(f"{size}{LETTERS[d]}" for size, d in zip(md.inner_blks, md.inner_idxs))
+    return MemoryDesc(dims, md.data_type, tag=outer + blocks, strides=(RUNTIME_DIM,) * md.ndims)
+
+
+def _check_runtime(mask: int, flags, per_slice: dict):
+    """Raise unimplemented for what clayout's runtime dims do not serve:
+    per-slice values along a runtime dim (their count is fixed at creation),
+    compensation (its size needs the dims)."""
+    if flags:
+        raise unimplemented("compensation with runtime dims is not supported by clayout")
+    for name, (value_mask, _, _) in per_slice.items():
+        if value_mask & mask:
+            raise unimplemented(f"{name} mask {value_mask} covers a runtime dim "
+                                f"(--runtime-dim-mask={mask}): clayout fixes per-slice "
+                                f"values at creation")
+
+
 def side_engines(cross: str, engine) -> dict:
     """Reorder's engine arguments for --cross-engine: ``engine`` for both
     sides (none), else the host for src (cpu2gpu) or for dst (gpu2cpu)."""
@@ -207,9 +236,7 @@ def side_engines(cross: str, engine) -> dict:
 def _reorder(problem: Problem) -> Case:
     o = dict(problem.options)
     dims = problem.dims
-    if o["runtime-dim-mask"] != "0":
-        raise unimplemented(f"runtime dims (--runtime-dim-mask={o['runtime-dim-mask']}) are "
-                            "not supported by clayout")
+    runtime = int(o["runtime-dim-mask"]) & ((1 << len(dims)) - 1)
     flags = parse_oflag(o["oflag"])
     cross = o["cross-engine"]
     if cross != "none" and problem.settings.engine == "host":
@@ -272,11 +299,16 @@ def _reorder(problem: Problem) -> Case:
                               else Scales(values, **options))
     if beta is not None:
         kwargs["sum_beta"] = beta
+    if runtime:
+        _check_runtime(runtime, flags, per_slice)
     attr = Attr(**kwargs) if kwargs else None
     compute = "f64" if "f64" in (o["sdt"], o["ddt"]) else "f32"
 
     def create(engine):
-        return Reorder(src.md, dst.md, attr=attr, **side_engines(cross, engine))
+        # With runtime dims the primitive is made on patterns; execution
+        # brings the problem's concrete memories, as in benchdnn.
+        return Reorder(runtime_pattern(src.md, runtime), runtime_pattern(dst.md, runtime),
+                       attr=attr, **side_engines(cross, engine))
 
     return Case(problem, seed, src, dst, create, compute, attr, per_slice, beta)
 

@@ -75,8 +75,9 @@ def render_runtime_kernel(plan: RuntimePlan, kernel_name: str | None = None) -> 
         return f"ss{d}" if src.strides[d] == RUNTIME_DIM else c.lit(src.strides[d])
 
     runs = c.lit(inner.extent // vec) if inner.extent is not None else "runs"
-    decomposition = [("r", runs)] + [(f"l{j}", extent(levels[j])) for j in reversed(range(last))]
-    decomposition[-1] = (decomposition[-1][0], None)
+    # The outermost loop takes what is left of the item number.
+    decomposition = [("r", runs if last else None)] + \
+        [(f"l{j}", extent(levels[j]) if j else None) for j in reversed(range(last))]
     # A loop of one step (a run covering the whole innermost loop) counts
     # nothing; a runtime extent divides by its magic multiplier (32-bit).
     decomposition = [(var, "0" if n == c.lit(1) else n,
