@@ -77,7 +77,37 @@ def main():
                 mine[offsets_ * size + k] = True
             keep = after[~mine] == before[~mine]
         assert keep.all(), (dst_md, np.flatnonzero(~keep)[:8])
-    print("ok", len(CASES) + 2)
+    print("ok", len(CASES) + 2 + runtime_cases(engine, rng))
+
+
+R = cly.RUNTIME_DIM
+# Runtime dims: one kernel per pattern, run on shapes whose extents cut its
+# register transposes and runs short (19 channels, 9 and 11 columns).
+RUNTIME_CASES = [  # source pattern tag, destination pattern tag, dst type, shapes
+    ("nchw", "nChw16c", "f32", [(2, 19, 3, 9), (1, 16, 1, 8)]),
+    ("nchw", "nhwc", "f32", [(1, 19, 2, 11)]),
+    ("nChw16c", "nchw", "s8", [(2, 19, 3, 9)]),
+]
+
+
+def runtime_cases(engine, rng) -> int:
+    """Run the runtime-dims kernels; every value exact, guard bytes after the
+    destination untouched. Returns the number of shapes run."""
+    count = 0
+    for stag, dtag, ddt, shapes in RUNTIME_CASES:
+        src_p = cly.MemoryDesc((R,) * 4, "f32", tag=stag)
+        dst_p = cly.MemoryDesc((R,) * 4, ddt, tag=dtag)
+        primitive = cly.Reorder(src_p, dst_p, engine=engine)
+        for dims in shapes:
+            values = rng.integers(-6, 7, dims).astype(np.float32)
+            src = cly.Memory.from_numpy(src_p.with_dims(dims), engine, values)
+            dst_md = dst_p.with_dims(dims)
+            dst = cly.Memory(dst_md, engine, raw=np.full(dst_md.size + 64, GUARD, np.uint8))
+            primitive.execute(cly.Stream(engine), src, dst).wait()
+            assert np.array_equal(dst.to_numpy().astype(np.float32), values), (dst_md, dims)
+            assert (dst.raw()[dst_md.size:] == GUARD).all(), (dst_md, "guard bytes")
+            count += 1
+    return count
 
 
 if __name__ == "__main__":
