@@ -214,9 +214,10 @@ def runtime_values(plan: RuntimePlan, src: MemoryDesc, dst: MemoryDesc):
             values[name] = extent
             values[f"{name}_m"], values[f"{name}_s"] = magic(max(extent, 1))
     items = values["items"]
+    # Magic multipliers are 32-bit by construction; strides and dims are not.
     span = max([src.size * 8 // src.dtype.bits + src.offset0,
                 dst.size * 8 // dst.dtype.bits + dst.offset0, items * plan.vec]
-               + list(values.values()))
+               + [v for name, v in values.items() if not name.endswith(("_m", "_s"))])
     return [values[name] for name in plan.runtime_args], items, span >= 2**31
 
 
