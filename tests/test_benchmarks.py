@@ -17,6 +17,10 @@ BENCH = pathlib.Path(__file__).parents[1] / "benchmarks"
                               "group_size 3 must be"]),
     ("bench_transfer.py", [], ["pyopencl MB/s", "from_numpy nchw 1x32x4x4",
                                "to_numpy nChw16c 1x32x4x4"]),
+    ("bench_cross_engine.py", [], ["device copy kernel", "f32 nchw->nChw16c 1x32x4x4",
+                                   "cross:cpu2gpu upload+ocl:generated",
+                                   "cross:gpu2cpu download+host:numpy", "cross:cpu2gpu upload ",
+                                   "device/host"]),
 ])
 def test_benchmark_prints_every_case(cl_engine, script, extra, cases):
     done = subprocess.run([sys.executable, str(BENCH / script), "--repeats", "1",
