@@ -43,7 +43,7 @@ import numpy as np
 
 from . import verbose
 from .compensation import data_problem, write_host
-from .engine import Engine, Stream, as_engine, check_wait_for, cl, default_engine, as_stream
+from .engine import Engine, Stream, as_engine, as_stream, check_wait_for, cl, default_engine
 from .errors import InvalidArgumentError, UnimplementedError
 from .host import reorder as host_reorder
 from .host.layout import fills_span, to_byte_span
@@ -143,7 +143,7 @@ class CrossEngine:
     # -- choosing -------------------------------------------------------------------
 
     def _name(self, variant: str, short: bool = True) -> str:
-        device = "<device>" if self.device is None else (
+        device = "ocl" if self.device is None else (
             self.device.impl if short else self.device.describe())
         text = {"none": "none (zero elements)",
                 "copy": "upload" if self.uploads else "download",
@@ -214,7 +214,7 @@ class CrossEngine:
                 host = forced == "host"
                 why = f"{FORCE_ENV}={forced}"
             else:
-                host, why = _prefer_host(p, self.uploads, self.device)
+                host, why = _prefer_host(self.device)
             if host:
                 self.declined.append((self._name("device", short=False), why))
                 return "host"
@@ -367,8 +367,9 @@ class CrossEngine:
         return event
 
 
-def _prefer_host(problem: Problem, uploads: bool, device) -> tuple[bool, str]:
-    """(True when the host should convert, the reason), where both may.
+def _prefer_host(device) -> tuple[bool, str]:
+    """(True when the host should convert, the reason), where both may and
+    ``device`` is the OpenCL engine's implementation for the problem.
 
     The rule: the device converts wherever a device kernel serves the
     problem; the host only where the device's implementation would be the
