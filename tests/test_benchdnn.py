@@ -135,12 +135,12 @@ def test_correctness_and_performance_together(cl_engine):
 
 
 def test_unimplemented_is_not_a_failure_unless_asked(cl_engine):
-    args = ["--reorder", "--runtime-dim-mask=63", "2x3", "--reset",
+    args = ["--reorder", "--runtime-dim-mask=63", "--attr-scales=src:per_dim_1", "2x3", "--reset",
             "--attr-scales=src:common:2:e8m0", "2x3", "--reset", "--attr-post-ops=relu",
             "2x3", "--reset", "--sdt=f4_e3m0", "2x3"]
     rc, lines, _ = run(*args)
     assert rc == 0 and counts(lines)["unimplemented"] == 4
-    assert "runtime dims" in lines[0] and "scales stored as e8m0" in lines[1]
+    assert "covers a runtime dim" in lines[0] and "scales stored as e8m0" in lines[1]
     assert "post-op relu" in lines[2] and "f4_e3m0" in lines[3]
     rc, _, _ = run("--fail-unimplemented=true", *args)
     assert rc == 1
@@ -448,6 +448,16 @@ CROSS_ENGINE_SUBSET = "|".join([
     "--strides=:600x30x8x2 --attr-scales=src:common:4"])
 
 
+RUNTIME_DIMS_SUBSET = "|".join([
+    '--sdt=bf16 --ddt=s8 --stag=acdb .*--runtime-dim-mask=15 ',
+    '--sdt=s8 --ddt=u8 --stag=aBcd16b --dtag=acdb .*2x19x7x5',
+    '--stag=aBcd16b --dtag=acdb --attr-scales=src:per_dim_1.* 2x19x7x5',
+    '--ddt=s8 .*sum:0.5 .*1x17x5x9',
+    '--ddt=s8 .*OIhw4i16o4i .*--runtime-dim-mask=15 17x5x1x3',
+    'gOIhw16i16o .*--runtime-dim-mask=31 9x3',
+    '--sdt=f16 .*--runtime-dim-mask=63 (3x5x2x7x3)'])
+
+
 @pytest.mark.parametrize("batch, engine, match, skipped", [
     ("test_reorder_compensation", "host", "", 0),
     ("test_reorder_grouped", "host", "", 0),
@@ -455,6 +465,10 @@ CROSS_ENGINE_SUBSET = "|".join([
     ("test_reorder_grouped", "opencl", "--stag=ba --dtag=ab .*(1x32|8x16) 64x128", 0),
     # 46 of its 900 problems: both directions, weights, strides, zero points, sum.
     ("test_reorder_cross_engine", "opencl", CROSS_ENGINE_SUBSET, 0),
+    ("test_reorder_runtime_dims", "host", "", 0),
+    # 39 of its 964 problems: masks 15, 13, 31, 63; plain, blocked and weights
+    # layouts; conversions, per-channel scales, zero points, sum.
+    ("test_reorder_runtime_dims", "opencl", RUNTIME_DIMS_SUBSET, 0),
 ])
 def test_clayouts_own_batches_pass(request, batch, engine, match, skipped):
     if engine == "opencl":
