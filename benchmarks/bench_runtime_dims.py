@@ -4,7 +4,7 @@ baked for one shape, both timed in alternation with the device's copy kernel
 
 "% copy" is the median over the pairs of the case's GB/s over the copy
 kernel's; "runtime / baked" is the ratio of those two medians.
-Usage: python benchmarks/bench_runtime_dims.py [--repeats N] [--shape 8x256x56x56]
+Usage: python benchmarks/bench_runtime_dims.py [--repeats N] [--shapes 8x256x56x56]
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from common import CopyKernel, clayout_run, cly, copy_row, paired, print_table, start
+from common import CopyKernel, clayout_run, cly, copy_row, paired, print_table, shapes, start
 
 R = cly.RUNTIME_DIM
 CASES = [  # name, src tag, dst tag, which dims are runtime (mask over n, c, h, w)
@@ -68,9 +68,9 @@ def fifty_shapes(engine, stream):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--shape", default="8x256x56x56")
+    parser.add_argument("--shapes", default="8x256x56x56", help="one NxCxHxW shape")
     args, engine, stream, _ = start(parser)
-    dims = tuple(int(x) for x in args.shape.split("x"))
+    dims = shapes(args.shapes)[0]
     nbytes = 4 * int(np.prod(dims))
     copy = CopyKernel(engine, nbytes)
     rows = []
@@ -91,7 +91,7 @@ def main():
                          "ms": f"{seconds * 1e3:.2f}", "% copy": f"{100 * share:.0f}%"})
         rows[-1]["runtime / baked"] = f"{shares['runtime'] / shares['baked']:.2f}"
     rows.insert(0, copy_row(copy))
-    print_table(f"runtime dims against baked kernels, f32 {args.shape}", rows,
+    print_table(f"runtime dims against baked kernels, f32 {'x'.join(map(str, dims))}", rows,
                 ["case", "kernel", "impl", "ms", "% copy", "runtime / baked"])
     fifty_shapes(engine, stream)
 

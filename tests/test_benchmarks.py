@@ -21,6 +21,9 @@ BENCH = pathlib.Path(__file__).parents[1] / "benchmarks"
                                    "cross:cpu2gpu upload+ocl:generated",
                                    "cross:gpu2cpu download+host:numpy", "cross:cpu2gpu upload ",
                                    "device/host"]),
+    ("bench_runtime_dims.py", [], ["device copy kernel", "nchw->nhwc, c fixed", "nchw->nChw16c",
+                                   "ocl:runtime", "runtime / baked",
+                                   "0 during the 50 executions"]),
 ])
 def test_benchmark_prints_every_case(cl_engine, script, extra, cases):
     done = subprocess.run([sys.executable, str(BENCH / script), "--repeats", "1",
