@@ -308,6 +308,14 @@ class RuntimeNoBuild(Implementation):
     def decline(cls, problem, engine):
         return None
 
+    def __init__(self, problem, engine):
+        super().__init__(problem, engine)
+        if engine.is_opencl:
+            # The host path writes bytes it shares with other elements (gaps,
+            # 4-bit neighbours) through a small kernel: built now, not per shape.
+            from .gpu.build import masked_write_kernel
+            masked_write_kernel(engine)
+
     @property
     def impl(self) -> str:
         why = dict(self.declined).get(RuntimeKernel.name)

@@ -596,7 +596,8 @@ class MemoryDesc:
         if not isinstance(other, MemoryDesc):
             raise InvalidArgumentError(f"{what}: {other!r} is not a MemoryDesc")
         if self.dims != other.dims:
-            raise InvalidArgumentError(f"{what}: dims {self.dims!r} and {other.dims!r} differ")
+            raise InvalidArgumentError(
+                f"{what}: dims {dims_text(self.dims)} and {dims_text(other.dims)} differ")
 
     # -- identity -------------------------------------------------------------
 

@@ -511,10 +511,11 @@ def test_4bit_types_run_per_shape_on_the_host_path_without_a_build(cl_engine, sd
     # A context of its own: whatever the host path needs is built for it
     # here, whichever test ran before.
     engine = cly.Engine("opencl", device=cl_engine.device)
-    builds = cly.kernel_cache.builds
     pattern = (R, 19, R, R)
     r = cly.Reorder(cly.MemoryDesc(pattern, sdt, tag=stag), cly.MemoryDesc(pattern, ddt, tag=dtag),
                     engine=engine)
+    # Creation may build the host path's masked byte write; executions build nothing.
+    builds = cly.kernel_cache.builds
     assert r.impl.startswith("host:numpy ("), r.impl
     stream = cly.Stream(engine)
     rng = np.random.default_rng(9)
@@ -544,7 +545,7 @@ def test_4bit_types_run_per_shape_on_the_host_path_without_a_build(cl_engine, sd
                      what=f"{dims}: spare nibbles")
         assert_bytes(got_raw[size:], np.full(GUARD, FILL, np.uint8), what="bytes after dst")
     assert cly.kernel_cache.builds == builds, \
-        f"{cly.kernel_cache.builds - builds} program(s) built by a primitive that builds nothing"
+        f"{cly.kernel_cache.builds - builds} program(s) built after creation"
 
 
 # =============================================================================

@@ -260,13 +260,18 @@ def upload(engine, values: np.ndarray):
     return cl.Buffer(engine.context, flags, hostbuf=np.ascontiguousarray(values))
 
 
+def masked_write_kernel(engine) -> _MaskedWrite:
+    """The masked byte copy for ``engine``, built on first use only."""
+    return kernel_cache.get(engine.context, _kernel_key(engine, ("masked_write",)),
+                            lambda: _MaskedWrite(engine))
+
+
 def write_masked(engine, queue, buffer, first: int, image: np.ndarray, mask=None):
     """Enqueue writing ``image`` into ``buffer`` from byte ``first``: every
     byte, or (with ``mask``) only the bits the mask sets; returns the Event."""
     if mask is None:
         return cl.enqueue_copy(queue, buffer, image, dst_offset=first, is_blocking=False)
-    kernel = kernel_cache.get(engine.context, _kernel_key(engine, ("masked_write",)),
-                              lambda: _MaskedWrite(engine))
+    kernel = masked_write_kernel(engine)
     flags = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
     image_buffer = cl.Buffer(engine.context, flags, hostbuf=image)
     mask_buffer = cl.Buffer(engine.context, flags, hostbuf=mask)
