@@ -596,8 +596,11 @@ class MemoryDesc:
         if not isinstance(other, MemoryDesc):
             raise InvalidArgumentError(f"{what}: {other!r} is not a MemoryDesc")
         if self.dims != other.dims:
+            def shown(dims):  # runtime dims as *
+                return dims_text(dims) if RUNTIME_DIM in dims else repr(dims)
+
             raise InvalidArgumentError(
-                f"{what}: dims {dims_text(self.dims)} and {dims_text(other.dims)} differ")
+                f"{what}: dims {shown(self.dims)} and {shown(other.dims)} differ")
 
     # -- identity -------------------------------------------------------------
 
