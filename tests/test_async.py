@@ -438,3 +438,38 @@ def test_exiting_with_host_work_in_flight_exits_cleanly(cl_engine, verbose):
     codes = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                             timeout=120, env=env).returncode for _ in range(3)]
     assert codes == [0, 0, 0]
+
+
+@pytest.mark.parametrize("case", ["runtime kernel", "runtime host path", "cpu2gpu", "gpu2cpu"])
+def test_runtime_dims_and_cross_engine_do_not_block_execute(cl_engine, case):
+    """The paths issue 13 added return before the user event they wait on is
+    set, and finish right after it, in a process that cannot hang the suite."""
+    run_without_hanging(f"""
+        case = {case!r}
+        R = cly.RUNTIME_DIM
+        dims = (2, 19, 3, 5)
+        values = (np.arange(np.prod(dims)) % 7 - 3).astype(np.float32).reshape(dims)
+        host = cly.Engine("host")
+        if case.startswith("runtime"):
+            ddt = "s4" if case == "runtime host path" else "f32"
+            src_p = cly.MemoryDesc((R, 19, R, R), "f32", tag="nchw")
+            dst_p = cly.MemoryDesc((R, 19, R, R), ddt, tag="nChw16c")
+            r = cly.Reorder(src_p, dst_p, engine=eng)
+            src = cly.Memory.from_numpy(src_p.with_dims(dims), eng, values)
+            dst = cly.Memory(dst_p.with_dims(dims), eng)
+        else:
+            src_md = cly.MemoryDesc(dims, "f32", tag="nchw")
+            dst_md = cly.MemoryDesc(dims, "f32", tag="nChw16c")
+            up = case == "cpu2gpu"
+            src_eng, dst_eng = (host, eng) if up else (eng, host)
+            r = cly.Reorder(src_md, dst_md, src_engine=src_eng, dst_engine=dst_eng)
+            src = cly.Memory.from_numpy(src_md, src_eng, values)
+            dst = cly.Memory(dst_md, dst_eng)
+        stream.wait()
+        event = r.execute(stream, src, dst, wait_for=[gate])
+        print("returned", flush=True)
+        gate.set_status(cl.command_execution_status.COMPLETE)
+        event.wait()
+        assert np.array_equal(dst.to_numpy().astype(np.float32), values), r.impl
+        print("ok")
+    """)
