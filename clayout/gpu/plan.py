@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..memory_desc import MemoryDesc
+from ..memory_desc import MemoryDesc, dims_text
 from ..problem import Problem
 from .profile import DeviceProfile
 from .tile import Tile, plan_tile
@@ -552,5 +552,4 @@ def _plan_gpu(problem, profile, levels, common) -> KernelPlan:
 
 def describe(md: MemoryDesc) -> str:
     """A short comment-friendly description of a descriptor."""
-    return f"{md.data_type} {md.tag or 'strides ' + 'x'.join(map(str, md.strides))} " \
-           f"{'x'.join(map(str, md.dims))}"
+    return f"{md.data_type} {md.tag or 'strides ' + dims_text(md.strides)} {dims_text(md.dims)}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..errors import UnimplementedError
 from ..memory_desc import RUNTIME_DIM
 from .render import STORAGE, _Expressions, _slice_index, _values, render_template
-from .runtime_plan import RuntimePlan, describe, describe_levels
+from .runtime_plan import RuntimePlan, describe_levels
 
 
 def _times(a: str, b: str, c: _Expressions) -> str | None:
@@ -125,8 +125,7 @@ def render_runtime_kernel(plan: RuntimePlan, kernel_name: str | None = None) -> 
         tail = f"r * {c.lit(vec)} + k >= {dim(inner.dim)}"
     slice_index = {a.name: _slice_index(c, a, dst.dims) for a in plan.args if a.per_slice}
     values = _values(plan, kernel_name, c)
-    values.update(src_desc=describe(src), dst_desc=describe(dst),
-                  loops_comment=describe_levels(plan))
+    values.update(loops_comment=describe_levels(plan))
     s_off = c.sum(["s_base"] + source_terms(inner.dim))
     d_off = c.sum(["d_base", _times("k", dst_stride(inner), c)])
     full = tail_s_off = tail_d_off = tiled_n = None

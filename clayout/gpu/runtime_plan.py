@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..memory_desc import RUNTIME_DIM, MemoryDesc, dims_text
+from ..memory_desc import RUNTIME_DIM, MemoryDesc
 from ..problem import Problem
-from ..tags import parse_tag
+from ..tags import LETTERS, parse_tag
 from .plan import ELEMENTWISE_TYPES, KernelArg, _kernel_args, kind_mask
 from .profile import DeviceProfile
 
@@ -34,7 +34,6 @@ class RuntimeLevel:
     extent: int | None   # None: the runtime outer extent of ``dim``
     mult: int            # what one step adds to the dim's logical index
     stride: int | None   # destination stride of one step; None: the dim's runtime stride
-    outer: bool
 
     @property
     def dims(self) -> tuple[int]:
@@ -109,14 +108,14 @@ def _levels(md: MemoryDesc) -> list[RuntimeLevel]:
         if extent == 1:
             continue  # a loop of one step adds nothing
         stride = None if md.strides[d] == RUNTIME_DIM else md.strides[d]
-        levels.append(RuntimeLevel(d, extent, blocks[d], stride, True))
+        levels.append(RuntimeLevel(d, extent, blocks[d], stride))
     inner, stride, mult = [], 1, [1] * md.ndims
     for size, d in reversed(tuple(zip(md.inner_blks, md.inner_idxs))):
-        inner.append(RuntimeLevel(d, size, mult[d], stride, False))
+        inner.append(RuntimeLevel(d, size, mult[d], stride))
         mult[d] *= size
         stride *= size
     levels += inner[::-1]
-    return levels or [RuntimeLevel(0, 1, 1, 0, False)]
+    return levels or [RuntimeLevel(0, 1, 1, 0)]
 
 
 def plan_runtime_kernel(problem: Problem, profile: DeviceProfile) -> RuntimePlan:
@@ -237,10 +236,5 @@ def _divisor_name(plan: RuntimePlan, level: RuntimeLevel) -> str | None:
 
 
 def describe_levels(plan: RuntimePlan) -> str:
-    letters = "abcdefghijkl"
-    return " ".join(f"{letters[lv.dim]}:{'*' if lv.extent is None else lv.extent}"
+    return " ".join(f"{LETTERS[lv.dim]}:{'*' if lv.extent is None else lv.extent}"
                     for lv in plan.levels)
-
-
-def describe(md: MemoryDesc) -> str:
-    return f"{md.data_type} {md.tag or 'strides ' + dims_text(md.strides)} {dims_text(md.dims)}"
