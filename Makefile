@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY      = $(VENV)/bin/python
 
-.PHONY: demo test bench opencl clean
+.PHONY: demo test bench weights opencl clean
 
 demo: opencl
 	$(PY) examples/quickstart.py
@@ -38,6 +38,31 @@ bench: opencl $(VENV)/bench-installed
 # matplotlib, for the plot only (the [bench] extra).
 $(VENV)/bench-installed: $(VENV)/installed
 	$(PY) -m pip install -q -e '.[bench]'
+	touch $@
+
+# examples/quantize_weights.py runs on a real model's weights: silero-vad's
+# (MIT), taken from its wheel alone (--no-deps: the wheel asks for torch,
+# which nothing here needs) and checked against the hash of this version's file.
+# safetensors reads them (the [weights] extra). Nothing but PyPI; a second run
+# does nothing.
+WEIGHTS         = examples/weights
+SILERO_VERSION  = 6.2.3
+SILERO_FILE     = silero_vad/data/silero_vad_16k.safetensors
+SILERO_SHA256   = c59271c284ae9c8335d795d60e0bfdb71aaaceec578d9bd9ffc1b8153c319ea1
+
+weights: $(WEIGHTS)/silero_vad_16k.safetensors $(VENV)/weights-installed
+
+$(WEIGHTS)/silero_vad_16k.safetensors: $(VENV)/installed
+	rm -rf $(WEIGHTS)/wheel && mkdir -p $(WEIGHTS)/wheel
+	$(PY) -m pip download -q --no-deps silero-vad==$(SILERO_VERSION) -d $(WEIGHTS)/wheel
+	$(PY) -c 'import sys, zipfile; open(sys.argv[3], "wb").write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))' \
+	  $(WEIGHTS)/wheel/silero_vad-$(SILERO_VERSION)-py3-none-any.whl $(SILERO_FILE) $@.part
+	echo "$(SILERO_SHA256)  $@.part" | sha256sum -c --quiet -
+	rm -rf $(WEIGHTS)/wheel
+	mv $@.part $@
+
+$(VENV)/weights-installed: $(VENV)/installed
+	$(PY) -m pip install -q -e '.[weights]'
 	touch $@
 
 opencl: $(VENV)/installed
