@@ -79,7 +79,10 @@ class NothingToDo(Implementation):
 
 
 class BufferCopy(Implementation):
-    """Same layout and type, nothing to convert: the device copies the bytes."""
+    """Same layout and type, nothing to convert: the device copies the bytes
+    the destination owns whole; a 4-bit tensor of an odd element count
+    shares its last byte with whatever follows it, and that byte's low
+    nibble goes through the masked write (gpu/build.py: copy_masked)."""
 
     name = "ocl:copy"
 
@@ -88,7 +91,7 @@ class BufferCopy(Implementation):
         if not engine.is_opencl:
             return "the host engine has no device buffers"
         if problem.is_buffer_copy:
-            return None
+            return _padding_nibble(problem.dst_md)
         s, d = problem.src_md, problem.dst_md
         if not problem.moves_bits:
             return "the values are converted"
@@ -98,9 +101,36 @@ class BufferCopy(Implementation):
             return "the layouts differ"
         return "the layout has padding, gaps or an offset"
 
-    def execute(self, queue, src, dst, wait_for):
-        from .gpu.build import copy_buffer
-        return copy_buffer(queue, dst.storage, src.storage, self.problem.src_md.size, wait_for)
+    def __init__(self, problem, engine):
+        super().__init__(problem, engine)
+        md = problem.dst_md
+        self.whole, self.tail_mask = md.size, None
+        if md.dtype.packed and md.nelems() % 2:
+            from .gpu.build import masked_write_kernel, upload
+            masked_write_kernel(engine)  # built now: an execution builds nothing
+            self.whole -= 1
+            self.tail_mask = upload(engine, np.array([0x0F], np.uint8))
+
+    def execute(self, queue, src, dst, wait_for, values=None):
+        from .gpu.build import copy_buffer, copy_masked
+        event = None
+        if self.whole:
+            event = copy_buffer(queue, dst.storage, src.storage, self.whole, wait_for)
+        if self.tail_mask is not None:
+            # After the copy, so that one Event (this one) tells both are done.
+            event = copy_masked(self.engine, queue, dst.storage, src.storage, self.whole,
+                                self.tail_mask, [event] if event is not None else wait_for)
+        return event
+
+
+def _padding_nibble(md) -> str | None:
+    """Why a buffer copy cannot write md although its bytes are as many as its
+    elements': a 4-bit padding nibble (dims (3,) blocked by 2) that must be 0,
+    not the source's."""
+    if md.padded_dims != md.dims:
+        return (f"{md!r}: its padding nibble shares a byte with an element and must be "
+                f"written 0, not copied")
+    return None
 
 
 class GeneratedKernel(Implementation):

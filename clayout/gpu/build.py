@@ -248,10 +248,11 @@ class _MaskedWrite(_LockedKernel):
         super().__init__(engine, render_template("masked_write.cl.mako"), "masked_write")
         self.local = min(256, engine.profile.max_work_group_size)
 
-    def launch(self, queue, dst, first: int, image, mask, count: int):
+    def launch(self, queue, dst, first: int, image, mask, count: int, image_first: int = 0,
+               wait_for=None):
         size = -(-count // self.local) * self.local
-        args = (dst, image, mask, np.uint64(first), np.uint64(count))
-        return self._enqueue(queue, (size,), (self.local,), args)
+        args = (dst, image, mask, np.uint64(first), np.uint64(image_first), np.uint64(count))
+        return self._enqueue(queue, (size,), (self.local,), args, wait_for)
 
 
 def upload(engine, values: np.ndarray):
@@ -281,6 +282,16 @@ def write_masked(engine, queue, buffer, first: int, image: np.ndarray, mask=None
 def copy_buffer(queue, dst, src, nbytes, wait_for=None):
     """Enqueue a plain device copy of ``nbytes``; returns its Event."""
     return cl.enqueue_copy(queue, dst, src, byte_count=nbytes, wait_for=wait_for or None)
+
+
+def copy_masked(engine, queue, dst, src, first: int, mask, wait_for=None):
+    """Enqueue copying bytes from ``first`` of device buffer ``src`` into the
+    same bytes of ``dst``, only the bits set in ``mask`` (a device buffer,
+    one byte per byte copied: see ``upload``); returns its Event. For bytes
+    a destination shares with another tensor (a 4-bit neighbour)."""
+    count = mask.size
+    return masked_write_kernel(engine).launch(queue, dst, first, src, mask, count,
+                                              image_first=first, wait_for=wait_for)
 
 
 def marker(queue, wait_for=None):
