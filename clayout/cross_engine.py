@@ -4,8 +4,9 @@ oneDNN's reorder between a CPU and a GPU engine.
 
 A cross-engine Reorder runs one of these (``impl`` names it):
 
-- ``upload`` / ``download``: same layout and type, nothing to convert, and
-  dst's bytes are all its own: the bytes of the tensor's span move once.
+- ``upload`` / ``download``: same layout and type, nothing to convert, no
+  padding (dst's is written 0, never copied from src's), and dst's bytes
+  are all its own: the bytes of the tensor's span move once.
 - ``upload+<device implementation>``: the host bytes go into a device staging
   buffer of src's layout, and the implementation the OpenCL engine chooses
   for the reorder (``implementations.choose``) converts into dst;
@@ -163,6 +164,8 @@ class CrossEngine:
         if not fills_span(p.dst_md):
             return ("dst has gaps or shares bytes with other tensors: a copy of its span "
                     "would write them")
+        if p.dst_md.padded_dims != p.dst_md.dims:
+            return "dst has padding, which must be written 0, not copied from src's"
         return None
 
     def _why_not_host(self):
