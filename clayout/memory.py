@@ -16,7 +16,8 @@ import numpy.typing as npt
 
 from .engine import Engine, Stream, as_engine, as_stream, check_wait_for, cl
 from .errors import InvalidArgumentError
-from .host.layout import byte_span, fills_span, gather, is_c_dense, scatter, span_base
+from .host.layout import (byte_span, dense_bytes, fills_span, from_dense_bytes, gather,
+                          is_c_dense, scatter, span_base)
 from .memory_desc import MemoryDesc, may_overlap
 
 if cl is not None:
@@ -251,8 +252,9 @@ class Memory:
             dense = MemoryDesc(md.dims, md.data_type)
             prim = _device_reorder(dense, md, engine)
             if prim is not None:
-                staged = cls._wrap(dense, engine, _allocate(engine, dense, array.nbytes, array),
-                                   array.nbytes)
+                data = dense_bytes(md.dtype, array)  # 4-bit types: two elements a byte
+                staged = cls._wrap(dense, engine, _allocate(engine, dense, data.nbytes, data),
+                                   data.nbytes)
                 out = cls._wrap(md, engine, _allocate(engine, md, need), need)
                 if not fills_span(md) or byte_span(md) != (0, need):
                     # Bytes around or between the elements: zero them too.
@@ -328,8 +330,11 @@ class Memory:
                 wait_for_events(check_wait_for(wait_for, self.engine) + self._wait_list())
                 event = prim.execute(q, self, staged)
                 out = np.empty(md.dims, dtype=md.dtype.numpy)
-                staged._read((0, nbytes), q, [event], out.reshape(-1).view(np.uint8))
-                return out
+                if not md.dtype.packed:
+                    staged._read((0, nbytes), q, [event], out.reshape(-1).view(np.uint8))
+                    return out
+                # 4-bit types: two elements a byte on the device, one in NumPy.
+                return from_dense_bytes(md.dtype, staged._read((0, nbytes), q, [event]), out)
         return gather(md, self._read(byte_span(md), queue, wait_for), span_base(md))
 
     def to_cl_array(self, queue: QueueLike | None = None) -> Any:  # a pyopencl.array.Array

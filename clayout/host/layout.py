@@ -188,12 +188,23 @@ def read_elements(dt: DataType, raw: np.ndarray, offsets: np.ndarray, base: int 
     if not dt.packed:
         size = dt.bits // 8
         return raw[: raw.size - raw.size % size].view(dt.numpy)[offsets]
-    nibbles = (raw[offsets >> 1] >> ((offsets & 1) * 4).astype(np.uint8)) & 0x0F
+    return _from_codes(dt, (raw[offsets >> 1] >> ((offsets & 1) * 4).astype(np.uint8)) & 0x0F)
+
+
+def _from_codes(dt: DataType, nibbles: np.ndarray) -> np.ndarray:
+    """Values of the 4-bit type dt from their codes (uint8, 0..15)."""
     if dt.is_float:  # f4_e2m1: ml_dtypes keeps the code in the low bits of a byte
         return nibbles.astype(np.uint8).view(dt.numpy)
     if dt.min < 0:  # sign-extend s4
         nibbles = np.where(nibbles >= 8, nibbles.astype(np.int16) - 16, nibbles)
     return nibbles.astype(dt.numpy)
+
+
+def _codes(dt: DataType, values: np.ndarray) -> np.ndarray:
+    """The 4-bit codes (uint8, 0..15) of values of the 4-bit type dt."""
+    if dt.is_float:
+        return np.ascontiguousarray(values, dt.numpy).view(np.uint8) & 0x0F
+    return values.astype(np.int8).view(np.uint8) & 0x0F
 
 
 _MASK_TYPES = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -213,10 +224,7 @@ def write_elements(dt: DataType, raw: np.ndarray, offsets: np.ndarray, values: n
         if written is not None:
             written[:whole].view(_MASK_TYPES[size])[offsets] = np.iinfo(_MASK_TYPES[size]).max
         return
-    if dt.is_float:
-        nibbles = np.ascontiguousarray(values, dt.numpy).view(np.uint8) & 0x0F
-    else:
-        nibbles = values.astype(np.int8).view(np.uint8) & 0x0F
+    nibbles = _codes(dt, values)
     for half in (0, 1):  # two elements a byte, the first in the low nibble
         pick = (offsets & 1) == half
         where = offsets[pick] >> 1
@@ -224,6 +232,31 @@ def write_elements(dt: DataType, raw: np.ndarray, offsets: np.ndarray, values: n
         raw[where] = (raw[where] & keep) | (nibbles[pick] << (4 * half))
         if written is not None:
             written[where] |= ~keep
+
+
+def dense_bytes(dt: DataType, array: np.ndarray) -> np.ndarray:
+    """The bytes of a C-contiguous array of type dt as a dense C-order tensor
+    holds them: the array's own bytes, or for the 4-bit types two elements a
+    byte, low nibble first (an odd count leaves the last high nibble 0)."""
+    flat = array.reshape(-1)
+    if not dt.packed:
+        return flat.view(np.uint8)
+    codes = _codes(dt, flat)
+    out = codes[0::2].copy()
+    out[: codes.size // 2] |= codes[1::2] << 4
+    return out
+
+
+def from_dense_bytes(dt: DataType, raw: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Fill ``out`` (C-contiguous, type dt) from the bytes of a dense C-order
+    tensor: ``dense_bytes`` backwards. Returns ``out``."""
+    flat = out.reshape(-1)
+    if not dt.packed:
+        flat.view(np.uint8)[...] = raw[: flat.nbytes]
+        return out
+    flat[0::2] = _from_codes(dt, raw[: (flat.size + 1) // 2] & 0x0F)
+    flat[1::2] = _from_codes(dt, raw[: flat.size // 2] >> 4)
+    return out
 
 
 # -- whole tensors -----------------------------------------------------------------
