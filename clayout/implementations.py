@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .compensation import data_problem
 from .errors import UnimplementedError
+from .gpu.plan_cache import plan_cache  # plain Python: no OpenCL needed to import it
 from .host import reorder as host_reorder
 from .problem import Problem
 
@@ -159,16 +161,14 @@ class GeneratedKernel(Implementation):
 
     def __init__(self, problem, engine):
         super().__init__(problem, engine)
-        from .compensation import data_problem
         from .gpu.build import get_kernel
         from .gpu.compensation import get_compensation_kernel
-        from .gpu.plan import plan_kernel
 
         # Weights with extra: the data kernel writes the s8 values (into the
         # descriptor without extra, scale_adjust folded into the src scale),
         # then the compensation kernel sums them (clayout/compensation.py).
         data = data_problem(problem)
-        self.plan = plan_kernel(data, engine.profile)
+        self.plan = plan_cache.get(data, engine.profile)  # planned once per shape
         self.kernel = get_kernel(engine, self.plan)
         self.compensation = (get_compensation_kernel(engine, problem.dst_md)
                              if problem.dst_md.extra is not None else None)

@@ -55,6 +55,25 @@ def _round_up(value: int, block: int) -> int:
     return -(-value // block) * block
 
 
+def _derived(method):
+    """A property computed once per descriptor and kept beside its fields
+    (they never change): a primitive made again on the same descriptors
+    reads its tag, blocks and size without working them out. The kept values
+    are not fields: equality, hashing and pickling ignore them."""
+    name = method.__name__
+
+    @functools.wraps(method)
+    def get(self):
+        cache = self._kept
+        try:
+            return cache[name]
+        except KeyError:
+            value = cache[name] = method(self)  # not kept when it raises
+            return value
+
+    return property(get)
+
+
 class MemoryDesc:
     """A tensor's logical shape, data type and physical layout.
 
@@ -70,7 +89,7 @@ class MemoryDesc:
     Raises InvalidArgumentError for bad dims, tags, strides, data types or extra.
     """
 
-    __slots__ = _FIELDS + ("_hash",)
+    __slots__ = _FIELDS + ("_hash", "_kept")
 
     def __init__(self, dims: Sequence[int], data_type: DataTypeLike, tag: str | None = None,
                  strides: Sequence[int] | None = None, extra: Extra | None = None) -> None:
@@ -169,6 +188,7 @@ class MemoryDesc:
         for name, value in zip(_FIELDS, values):
             object.__setattr__(self, name, value)
         object.__setattr__(self, "_hash", hash(values))
+        object.__setattr__(self, "_kept", {})
 
     @classmethod
     def _from_fields(cls, **fields) -> "MemoryDesc":
@@ -226,12 +246,12 @@ class MemoryDesc:
     def ndims(self) -> int:
         return len(self.dims)
 
-    @property
+    @_derived
     def dtype(self) -> DataType:
         """The DataType object (``data_type`` is its name)."""
         return _data_type(self.data_type)
 
-    @property
+    @_derived
     def is_runtime(self) -> bool:
         """True when a dim or stride is RUNTIME_DIM: a pattern for primitives,
         filled in by the memories given at execution; it has no size."""
@@ -295,7 +315,7 @@ class MemoryDesc:
             raise InvalidArgumentError(f"{what} {md!r} does not fill the runtime pattern "
                                        f"{self!r}: {rule}")
 
-    @property
+    @_derived
     def blocks(self) -> tuple[int, ...]:
         """Per dim, the product of its inner blocks (1 for an unblocked dim)."""
         out = [1] * self.ndims
@@ -303,16 +323,16 @@ class MemoryDesc:
             out[d] *= size
         return tuple(out)
 
-    @property
+    @_derived
     def inner_size(self) -> int:
         """Elements in one innermost block (1 for plain layouts)."""
         return math.prod(self.inner_blks)
 
-    @property
+    @_derived
     def _outer_extents(self) -> tuple[int, ...]:
         return tuple(p // b for p, b in zip(self.padded_dims, self.blocks))
 
-    @property
+    @_derived
     def own_padded_dims(self) -> tuple[int, ...]:
         """The padded extent that belongs to this tensor: each dim rounded up to
         its block, within the parent's padding for a submemory."""
@@ -321,11 +341,11 @@ class MemoryDesc:
         return tuple(min(_round_up(n, b), p - o) for n, b, p, o in
                      zip(self.dims, self.blocks, self.padded_dims, self.padded_offsets))
 
-    @property
+    @_derived
     def is_submemory(self) -> bool:
         return any(self.padded_offsets) or self.own_padded_dims != self.padded_dims
 
-    @property
+    @_derived
     def size(self) -> int:
         """Bytes the buffer must hold (oneDNN's get_size(); offset0 not counted).
         Raises InvalidArgumentError for runtime dims or strides."""
@@ -340,7 +360,7 @@ class MemoryDesc:
         """This descriptor's elements alone (its data, with no compensation)."""
         return self if self.extra is None else self._replace(extra=None)
 
-    @property
+    @_derived
     def compensation_offset(self) -> int:
         """Byte offset of the first compensation value (the data's size), or
         None without compensation."""
@@ -351,15 +371,19 @@ class MemoryDesc:
     def nelems(self, padded: bool = False) -> int:
         """Number of elements, of the padded tensor when ``padded``. Raises
         InvalidArgumentError for runtime dims."""
-        self._require_concrete("nelems")
-        return math.prod(self.padded_dims if padded else self.dims)
+        key = "nelems_padded" if padded else "nelems"
+        count = self._kept.get(key)
+        if count is None:
+            self._require_concrete("nelems")
+            count = self._kept[key] = math.prod(self.padded_dims if padded else self.dims)
+        return count
 
     def _layout_tag(self) -> str:
         """The tag of this descriptor's dim order and blocks (strides aside)."""
         order = sorted(range(self.ndims), key=lambda d: (-self.strides[d], d))
         return format_tag(TagLayout(tuple(order), tuple(zip(self.inner_idxs, self.inner_blks))))
 
-    @property
+    @_derived
     def tag(self) -> str | None:
         """The abstract tag this descriptor is a dense instance of, else None."""
         if self.format_kind == "blocked" and self.is_runtime:
@@ -609,6 +633,8 @@ class MemoryDesc:
             return True
         if not isinstance(other, MemoryDesc):
             return NotImplemented
+        if self._hash != other._hash:  # kept from construction: most unequal pairs stop here
+            return False
         return all(getattr(self, n) == getattr(other, n) for n in _FIELDS)
 
     def __hash__(self):

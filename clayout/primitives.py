@@ -57,10 +57,14 @@ class _Primitive:
         self._implementation = choose(problem, self.engine)
         self.impl = self._implementation.impl
         self._label = self._implementation.describe()  # names the generated kernel too
-        for name, why in self._implementation.declined:
-            verbose.log("decline", self.engine.kind, self.kind, f"{name} ({why})",
-                        *self._signature(), min_level=2)
-        verbose.log("create", self.engine.kind, self.kind, self._label, *self._signature())
+        # The lines' text is made only when a line is written: working out
+        # tags for it was most of the cost of a creation.
+        if verbose.enabled():  # level 2 (the declines) implies level 1
+            if verbose.enabled(2):
+                for name, why in self._implementation.declined:
+                    verbose.log("decline", self.engine.kind, self.kind, f"{name} ({why})",
+                                *self._signature(), min_level=2)
+            verbose.log("create", self.engine.kind, self.kind, self._label, *self._signature())
 
     def explain(self) -> str:
         """Which implementation runs, and why each one before it declined;
@@ -158,16 +162,17 @@ def _check_scales_and_points(attr: Attr, src_md: MemoryDesc, dst_md: MemoryDesc)
         value = getattr(attr, name)
         if value is None:
             continue
-        runtime = [d for d in value.masked_dims()
-                   if d < src_md.ndims and src_md.dims[d] == RUNTIME_DIM]
+        runtime = src_md.is_runtime and [d for d in value.masked_dims()
+                                         if d < src_md.ndims and src_md.dims[d] == RUNTIME_DIM]
         if runtime:
             raise InvalidArgumentError(
                 f"{name} mask {value.mask:#b} covers runtime dim {runtime[0]} of "
                 f"{dims_text(src_md.dims)}: per-slice values need that dim fixed (their "
                 f"count would change with the shape)")
         value.check(src_md.dims, name)
-    for arg, md in (("src", src_md), ("dst", dst_md)):
-        if getattr(attr, f"{arg}_zero_point") is not None and not md.dtype.is_int:
+    for arg, md, point in (("src", src_md, attr.src_zero_point),
+                           ("dst", dst_md, attr.dst_zero_point)):
+        if point is not None and not md.dtype.is_int:
             raise InvalidArgumentError(
                 f"{arg}_zero_point given for {arg} type {md.data_type}: zero points "
                 f"apply to integer types only")

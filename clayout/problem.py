@@ -9,6 +9,21 @@ from .memory_desc import MemoryDesc
 NO_ATTR_KINDS = (None, None, None, None, False)
 
 
+class _kept:
+    """A property worked out on first use and kept in the instance's
+    __dict__, outside the fields that equality and hashing read (Python
+    3.11's cached_property takes a lock shared by every instance)."""
+
+    def __init__(self, method):
+        self.method, self.name, self.__doc__ = method, method.__name__, method.__doc__
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.method(obj)  # later reads find the dict's
+        return value
+
+
 @dataclass(frozen=True)
 class Problem:
     """What to do: read ``src_md``, write ``dst_md``, convert with ``attr``,
@@ -26,7 +41,8 @@ class Problem:
     attr: Attr | None = None
     shuffle: tuple[int, int] | None = None
 
-    @property
+    # Worked out once per Problem: each implementation asks while one is chosen.
+    @_kept
     def attr_kinds(self) -> tuple:
         """The attribute masks (not values): what shapes generated code."""
         return self.attr.kinds() if self.attr is not None else NO_ATTR_KINDS
@@ -44,13 +60,13 @@ class Problem:
     def is_empty(self) -> bool:
         return self.src_md.nelems() == 0
 
-    @property
+    @_kept
     def moves_bits(self) -> bool:
         """Each destination element is a source element's bits: same type,
         no attributes (a layout change, a shuffle or a copy)."""
         return self.src_md.data_type == self.dst_md.data_type and not self.has_attr
 
-    @property
+    @_kept
     def is_buffer_copy(self) -> bool:
         """The destination's bytes are the source's, byte for byte: same
         layout and type, nothing to convert or shuffle, no padding or gaps,

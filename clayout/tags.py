@@ -13,6 +13,7 @@ dim not named otherwise (``abx`` is ``abcd`` for 4 dims, ``aBx16b`` is
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -86,6 +87,13 @@ def expand_tag(tag: str, ndims: int) -> str:
     """
     if not isinstance(tag, str) or not tag:
         raise InvalidArgumentError(f"format tag {tag!r}: expected a non-empty string")
+    return _expand(tag, ndims)
+
+
+# Tags are parsed again for every descriptor made from one, and a handful of
+# tags serve a whole program: the answers are kept (errors are not).
+@functools.lru_cache(maxsize=1024)
+def _expand(tag: str, ndims: int) -> str:
     outer, blocks = _split(tag)
     mapping = _letter_map(tag, outer, ndims)
 
@@ -106,7 +114,11 @@ def parse_tag(tag: str, ndims: int, shown_as: str | None = None) -> TagLayout:
 
     Raises InvalidArgumentError naming the tag and the rule it breaks.
     """
-    name = tag if shown_as is None else shown_as
+    return _parse(tag, ndims, tag if shown_as is None else shown_as)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse(tag: str, ndims: int, name: str) -> TagLayout:
     outer, blocks = _split(tag)
     if not 1 <= ndims <= MAX_NDIMS:
         raise _bad(name, f"{ndims} dims is outside 1..{MAX_NDIMS}")

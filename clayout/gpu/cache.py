@@ -28,6 +28,10 @@ class KernelCache:
 
     def get(self, context, key, build):
         """The kernel for ``key`` on ``context``; ``build()`` makes it on first use."""
+        kernels = self._by_context.get(context)  # a built kernel is found without a lock
+        slot = kernels.get(key) if kernels is not None else None
+        if slot is not None and slot.kernel is not None:
+            return slot.kernel
         with self._lock:
             slot = self._by_context.setdefault(context, {}).setdefault(key, _Slot())
         with slot.lock:
