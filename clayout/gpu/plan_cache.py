@@ -11,23 +11,35 @@ from __future__ import annotations
 import os
 import threading
 
+from ..errors import InvalidArgumentError
 from ..problem import Problem
 from . import plan as _plan
 from .plan import KernelPlan
 from .profile import DeviceProfile
 
 
-def _size_from_env() -> int:
+#: Plans kept when CLAYOUT_PLAN_CACHE does not say.
+DEFAULT_CAPACITY = 1024
+
+
+def _capacity_from_env() -> int:
     text = os.environ.get("CLAYOUT_PLAN_CACHE", "").strip()
-    return int(text) if text.isdigit() else 1024
+    if not text:
+        return DEFAULT_CAPACITY
+    if not text.isdigit():
+        raise InvalidArgumentError(
+            f"CLAYOUT_PLAN_CACHE={text!r}: expected how many plans to keep (0 keeps none)")
+    return int(text)
 
 
 class PlanCache:
     """Plans by (kind, src_md, dst_md, attribute kinds, shuffle, profile),
     at most ``capacity`` of them (the oldest made dropped first; 0: none
-    kept). ``misses`` counts the plans made, ``hits`` those found."""
+    kept; None: CLAYOUT_PLAN_CACHE's number, read when the first plan is
+    made, else DEFAULT_CAPACITY). ``misses`` counts the plans made, ``hits``
+    those found."""
 
-    def __init__(self, capacity: int):
+    def __init__(self, capacity: int | None = None):
         self.capacity = capacity
         self.hits = self.misses = 0
         self._plans: dict = {}  # in the order they were made
@@ -49,6 +61,8 @@ class PlanCache:
         plan = _plan.plan_kernel(problem, profile)  # looked up each call: tests count it
         with self._lock:
             self.misses += 1
+            if self.capacity is None:
+                self.capacity = _capacity_from_env()  # raises InvalidArgumentError
             if self.capacity > 0:
                 self._plans[key] = (profile, plan)
                 while len(self._plans) > self.capacity:
@@ -68,6 +82,5 @@ class PlanCache:
                 f"{self.misses} planned>")
 
 
-#: The process's plans; CLAYOUT_PLAN_CACHE (read at import) sets how many
-#: are kept, 0 none.
-plan_cache = PlanCache(_size_from_env())
+#: The process's plans; CLAYOUT_PLAN_CACHE sets how many are kept (0 none).
+plan_cache = PlanCache()
