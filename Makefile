@@ -33,6 +33,7 @@ bench: opencl $(VENV)/bench-installed
 	$(PY) benchmarks/bench_transfer.py
 	$(PY) benchmarks/bench_runtime_dims.py
 	$(PY) benchmarks/bench_cross_engine.py
+	$(PY) benchmarks/bench_overhead.py
 	$(PY) benchmarks/plot.py $(RESULTS)/*.json -o benchmarks/ratio_to_copy.png
 
 # matplotlib, for the plot only (the [bench] extra).

@@ -1,4 +1,5 @@
 """The benchmark scripts run end to end on a tiny shape (no timing is asserted)."""
+import json
 import pathlib
 import subprocess
 import sys
@@ -32,3 +33,25 @@ def test_benchmark_prints_every_case(cl_engine, script, extra, cases):
     assert done.returncode == 0, done.stderr
     for case in cases:
         assert case in done.stdout, done.stdout
+
+
+def test_overhead_benchmark_prints_every_row(cl_engine, tmp_path):
+    out = tmp_path / "overhead.json"
+    done = subprocess.run([sys.executable, str(BENCH / "bench_overhead.py"), "--count", "20",
+                           "--repeats", "1", "--json", str(out)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    for row in ["(a) creation on descriptors seen before",
+                "reorder f32 nchw->s8 nChw16c per-channel scales (values at creation)",
+                "reorder f32 nchw->nhwc", "shuffle f32 nchw axis 1 group 4",
+                "host engine: reorder", "upload of 64 float scales",
+                "(b) first creation of a new shape", "new shape: cold build",
+                "new shape: from pyopencl's disk cache",
+                "(c) execute", "execute: per-channel reorder, values at creation",
+                "64 scales from NumPy at execute", "pyopencl: enqueue_nd_range_kernel"]:
+        assert row in done.stdout, done.stdout
+    # Creations on descriptors seen before build and plan nothing.
+    assert done.stdout.count("0 builds, 0 plans made") >= 5, done.stdout
+    rows = json.loads(out.read_text())["rows"]
+    assert {row["table"] for row in rows} == {"creation", "build", "execute"}
+    assert all(row.get("us", row.get("ms", 0)) > 0 for row in rows)
