@@ -23,8 +23,8 @@ class _PerSlice:
     _what = "scales"
     _data_types = ("f32", "bf16", "f16")
 
-    def __init__(self, values: float | Sequence[float] | np.ndarray, mask: int = 0,
-                 groups: tuple[int, int] | None = None,
+    def __init__(self, values: float | Sequence[float] | np.ndarray | None = None,
+                 mask: int = 0, groups: tuple[int, int] | None = None,
                  data_type: DataTypeLike | None = None) -> None:
         if not isinstance(mask, numbers.Integral) or isinstance(mask, bool) or mask < 0:
             raise InvalidArgumentError(f"{self._what} mask {mask!r}: expected an integer >= 0")
@@ -40,7 +40,16 @@ class _PerSlice:
                 f"{', '.join(self._data_types)}")
         self.data_type = dt.name
         self.groups = _groups(groups, self._what)
-        if values is None or isinstance(values, (str, bytes)):
+        self.mask = int(mask)
+        if values is None:  # given to each execute instead
+            self.values = None
+            return
+        self.values = self._converted(values, dt)
+
+    def _converted(self, values, dt) -> np.ndarray:
+        """``values`` checked and stored as the kernels read them (float32
+        rounded once to the data type, or int32 within it), read-only."""
+        if isinstance(values, (str, bytes)):
             raise InvalidArgumentError(
                 f"{self._what} values {values!r}: expected a number or a 1-d sequence of numbers")
         try:
@@ -58,7 +67,6 @@ class _PerSlice:
                 kind == "f" or array.min() < -2**31 or array.max() >= 2**31):
             raise InvalidArgumentError(
                 f"{self._what} values {values!r}: expected 32-bit integers")
-        self.mask = int(mask)
         if self._dtype is np.int32 and array.size and (
                 array.min() < dt.min or array.max() > dt.max):
             bad = array.min() if array.min() < dt.min else array.max()
@@ -79,9 +87,48 @@ class _PerSlice:
                     f"{self._what} value {array.reshape(-1)[lost.argmax()]!r} is out of "
                     f"the range of data_type {dt.name}")
         else:
-            values = np.ascontiguousarray(array.reshape(-1), dtype=self._dtype)
-        self.values = values
-        self.values.setflags(write=False)
+            values = np.array(array.reshape(-1), dtype=self._dtype)  # a copy of our own
+        values.setflags(write=False)
+        return values
+
+    @property
+    def at_execute(self) -> bool:
+        """The values are not fixed: each execute brings them."""
+        return self.values is None
+
+    def with_values(self, values, dims: tuple[int, ...], arg: str,
+                    as_stored: bool = False, counted: bool = False) -> "_PerSlice":
+        """A copy of these (mask, groups, data type) holding ``values`` (a
+        number or 1-d sequence, checked and rounded as at creation; with
+        ``as_stored``, a 1-d array of the kernels' type taken as it is),
+        checked against ``dims`` (only their count, with ``counted``: the
+        mask and groups were checked on these dims already). Raises
+        InvalidArgumentError."""
+        bound = object.__new__(type(self))
+        bound.mask, bound.groups, bound.data_type = self.mask, self.groups, self.data_type
+        if (type(values) is np.ndarray and values.dtype == self._dtype and values.ndim == 1
+                and (as_stored or self.data_type in ("f32", "s32"))):
+            bound.values = values.copy()  # already what the kernels read
+            bound.values.setflags(write=False)
+            if counted and values.size == self.count(dims):
+                return bound
+        else:
+            try:
+                bound.values = bound._converted(values, _data_type(self.data_type))
+            except InvalidArgumentError as e:
+                raise InvalidArgumentError(f"{arg}: {e}") from None
+        bound.check(dims, arg)
+        return bound
+
+    def count(self, dims: tuple[int, ...]) -> int:
+        """How many values the mask and groups take on ``dims``."""
+        last = getattr(self, "_counted", None)  # (dims, count): executes repeat their dims
+        if last is not None and last[0] == dims:
+            return last[1]
+        sizes = self.group_sizes(len(dims))
+        count = math.prod(dims[d] // sizes[d] for d in self.masked_dims())
+        self._counted = (dims, count)
+        return count
 
     @property
     def is_common(self) -> bool:
@@ -98,8 +145,12 @@ class _PerSlice:
             sizes[ndims - 2:] = self.groups
         return tuple(sizes)
 
-    def kind(self) -> int | tuple[int, tuple[int, int]]:
-        """What shapes generated code: the mask, and the groups if any."""
+    def kind(self) -> int | tuple:
+        """What shapes generated code: the mask, and the groups if any. A
+        per-tensor value given at execute is read from a buffer (it may be
+        on the device already): (0, None, "buffer")."""
+        if self.at_execute and self.mask == 0:
+            return (0, None, "buffer")
         return self.mask if self.groups is None else (self.mask, self.groups)
 
     def check(self, dims: tuple[int, ...], arg: str) -> None:
@@ -126,8 +177,9 @@ class _PerSlice:
                     raise InvalidArgumentError(
                         f"{arg} {self._what} group {g} does not divide dim {d} "
                         f"({dims[d]}) of {dims!r}")
-        sizes = self.group_sizes(len(dims))
-        want = math.prod(dims[d] // sizes[d] for d in self.masked_dims())
+        if self.values is None:
+            return  # counted when execute brings them
+        want = self.count(dims)
         if self.values.size != want:
             groups = "" if self.groups is None else f" and groups {self.groups!r}"
             raise InvalidArgumentError(
@@ -135,7 +187,8 @@ class _PerSlice:
                 f"need {want} values, got {self.values.size}")
 
     def __repr__(self):
-        shown = self.values[0] if self.values.size == 1 else f"[{self.values.size} values]"
+        shown = "at execute" if self.values is None else \
+            self.values[0] if self.values.size == 1 else f"[{self.values.size} values]"
         extra = "" if self.groups is None else f", groups={self.groups!r}"
         if self.data_type != self._data_types[0]:
             extra += f", data_type={self.data_type!r}"
@@ -200,11 +253,18 @@ def _zero_points(value):
     return value if value is None or isinstance(value, ZeroPoints) else ZeroPoints(value)
 
 
+#: The attributes that hold values per tensor or per slice, in the formula's order.
+PER_SLICE_FIELDS = ("src_scales", "dst_scales", "src_zero_point", "dst_zero_point")
+
+
 class Attr:
     """Attributes of a reorder: ``dst = (s_src (src - zp_src) + beta (dst - zp_dst))
     / s_dst + zp_dst``, computed in f32 (f64 when a side is f64).
 
-    ``output_scales`` is the legacy name of ``src_scales``.
+    ``output_scales`` is the legacy name of ``src_scales``. Scales or
+    ZeroPoints made without values (``Scales(mask=0b10)``) take their values
+    at each execute (``src_scales=``, ``dst_scales=``, ``src_zero_points=``,
+    ``dst_zero_points=``), as oneDNN v3's execution arguments.
     """
 
     def __init__(self, src_scales: ScalesLike | None = None,
@@ -229,6 +289,20 @@ class Attr:
     def is_empty(self) -> bool:
         return all(getattr(self, n) is None for n in
                    ("src_scales", "dst_scales", "src_zero_point", "dst_zero_point", "sum_beta"))
+
+    def at_execute(self) -> tuple[str, ...]:
+        """The fields (src_scales, dst_scales, src_zero_point, dst_zero_point)
+        whose values each execute brings, in that order."""
+        return tuple(n for n in PER_SLICE_FIELDS
+                     if getattr(self, n) is not None and getattr(self, n).at_execute)
+
+    def with_values(self, values: dict) -> "Attr":
+        """A copy whose fields named in ``values`` (field -> Scales or
+        ZeroPoints holding values) replace these."""
+        bound = object.__new__(Attr)
+        bound.__dict__.update(self.__dict__)
+        bound.__dict__.update(values)
+        return bound
 
     def kinds(self) -> tuple:
         """What shapes the generated code (masks and groups, not values): part

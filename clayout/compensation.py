@@ -45,7 +45,7 @@ import math
 import numpy as np
 
 from .attr import Attr, Scales
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, UnimplementedError
 from .memory_desc import MemoryDesc
 
 #: The s32 range the compensation values are stored in.
@@ -112,6 +112,8 @@ def adjusted_attr(attr: Attr | None, scale_adjust: float) -> Attr | None:
         return attr
     factor = np.float32(scale_adjust)
     old = attr.src_scales if attr is not None else None
+    if old is not None and old.at_execute:
+        return attr  # adjusted at each execute (adjusted_values)
     if old is None:
         scales = Scales(float(factor))
     else:
@@ -123,6 +125,23 @@ def adjusted_attr(attr: Attr | None, scale_adjust: float) -> Attr | None:
     return Attr(src_scales=scales, dst_scales=attr.dst_scales,
                 src_zero_point=attr.src_zero_point, dst_zero_point=attr.dst_zero_point,
                 sum_beta=attr.sum_beta)
+
+
+def adjusted_values(values: dict, scale_adjust: float, problem, dims) -> dict:
+    """The values given at execute (clayout/execute_values.py) with the
+    source scales multiplied by ``scale_adjust`` as ``adjusted_attr`` does.
+    Raises UnimplementedError for source scales on the device (the product
+    would need a kernel of its own)."""
+    given = values.get("src_scales")
+    if given is None:
+        return values
+    if given.host is None:
+        raise UnimplementedError(
+            f"src_scales on the device for {problem.dst_md!r} with scale_adjust "
+            f"{scale_adjust:g}: give them as NumPy values (each is multiplied by "
+            f"scale_adjust on the host)")
+    scales = adjusted_attr(Attr(src_scales=given.host), scale_adjust).src_scales
+    return {**values, "src_scales": type(given)(given.field, host=scales)}
 
 
 def data_problem(problem):

@@ -8,6 +8,8 @@ kernel strategy, a new type) is a new entry, not a new branch elsewhere.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from .compensation import data_problem
@@ -46,9 +48,11 @@ class Implementation:
         reason = cls.decline(problem, engine)
         return reason if reason is not None else cls(problem, engine)
 
-    def execute(self, queue, src, dst, wait_for: list):
+    def execute(self, queue, src, dst, wait_for: list, values: dict | None = None):
         """Enqueue the work on ``queue`` after ``wait_for``; returns its Event
-        (None on the host engine, where the work is done on return)."""
+        (None on the host engine, where the work is done on return).
+        ``values``: the attribute values given at execute, {field: ExecValue}
+        (clayout/execute_values.py)."""
         raise NotImplementedError
 
     @property
@@ -73,7 +77,7 @@ class NothingToDo(Implementation):
         n = problem.src_md.nelems()
         return None if n == 0 else f"{n} elements to move"
 
-    def execute(self, queue, src, dst, wait_for):
+    def execute(self, queue, src, dst, wait_for, values=None):
         if queue is None:
             return None
         from .gpu.build import marker
@@ -173,9 +177,18 @@ class GeneratedKernel(Implementation):
         self.compensation = (get_compensation_kernel(engine, problem.dst_md)
                              if problem.dst_md.extra is not None else None)
         self.args = _attr_args(engine, self.plan.args, data.attr)
+        self.scale_adjust = problem.dst_md.extra.scale_adjust \
+            if problem.dst_md.extra is not None else 1.0
 
-    def execute(self, queue, src, dst, wait_for):
-        event = self.kernel.launch(queue, src.storage, dst.storage, self.args, wait_for)
+    def execute(self, queue, src, dst, wait_for, values=None):
+        args = self.args
+        if values:
+            if self.scale_adjust != 1.0:
+                from .compensation import adjusted_values
+                values = adjusted_values(values, self.scale_adjust, self.problem, src.md.dims)
+            args, wait_for = _execute_args(self.engine, queue, args, self.plan.args, values,
+                                           wait_for)
+        event = self.kernel.launch(queue, src.storage, dst.storage, args, wait_for)
         if self.compensation is not None:  # reads the weights just written
             event = self.compensation.launch(queue, dst.storage, [event])
         return event
@@ -194,7 +207,8 @@ class GeneratedKernel(Implementation):
 
 def _attr_args(engine, args, attr) -> list:
     """The kernel arguments of ``args`` (KernelArg) from ``attr``'s values:
-    scalars, or device buffers of per-slice values."""
+    scalars, or device buffers of per-slice values; None for values that
+    come at execute."""
     from .gpu.build import upload
 
     out = []
@@ -203,6 +217,8 @@ def _attr_args(engine, args, attr) -> list:
         np_type = np.float32 if arg.c_type == "float" else np.int32
         if arg.field == "sum_beta":
             out.append(np_type(value))
+        elif value.at_execute:
+            out.append(None)
         elif arg.per_slice:
             out.append(upload(engine, value.values))
         else:
@@ -210,10 +226,36 @@ def _attr_args(engine, args, attr) -> list:
     return out
 
 
-def _host_work(problem):
+def _execute_args(engine, queue, fixed: list, args, values: dict, wait_for: list):
+    """(kernel arguments, wait list) of one execution: ``fixed`` (from
+    _attr_args) with the values given at execute in place of its Nones."""
+    out, wait = list(fixed), wait_for
+    for i, arg in enumerate(args):
+        if out[i] is None:
+            out[i], events = values[arg.field].kernel_arg(engine, queue, wait_for)
+            if events:
+                wait = wait + events
+    return out, wait
+
+
+def _host_attr(problem, values, dims):
+    """The problem's attr with the values given at execute in it (NumPy;
+    values on the device are read back: call where blocking is allowed)."""
+    attr = problem.attr
+    if not values:
+        return attr
+    return attr.with_values({field: v.host_values(getattr(attr, field), dims, field)
+                             for field, v in values.items()})
+
+
+def _host_work(problem, values=None):
+    bound = []  # the attr with its execute values, read once on the worker thread
+
     def work(region, src_bytes, src_base, dst_bytes, dst_base, written):
+        if not bound:
+            bound.append(_host_attr(problem, values, problem.src_md.dims))
         host_reorder.reorder(problem.src_md, src_bytes, problem.dst_md, dst_bytes,
-                             problem.attr, problem.shuffle, src_base, dst_base, written, region)
+                             bound[0], problem.shuffle, src_base, dst_base, written, region)
     return work
 
 
@@ -237,7 +279,7 @@ class HostFallback(Implementation):
         why = dict(self.declined).get(GeneratedKernel.name)
         return f"{self.name} ({why})" if why else self.name
 
-    def execute(self, queue, src, dst, wait_for):
+    def execute(self, queue, src, dst, wait_for, values=None):
         from .gpu import host_fallback
         p = self.problem
 
@@ -246,7 +288,7 @@ class HostFallback(Implementation):
 
         read_dst = p.attr is not None and p.attr.sum_beta is not None
         return host_fallback.run(self.engine, queue, src.storage, dst.storage, regions,
-                                 read_dst, _host_work(p), wait_for)
+                                 read_dst, _host_work(p, values), wait_for)
 
 
 class HostNumpy(Implementation):
@@ -258,10 +300,12 @@ class HostNumpy(Implementation):
     def decline(cls, problem, engine):
         return "an OpenCL engine" if engine.is_opencl else None
 
-    def execute(self, queue, src, dst, wait_for):
-        from .compensation import data_problem, write_host
+    def execute(self, queue, src, dst, wait_for, values=None):
+        from .compensation import write_host
 
         p = self.problem
+        if values:
+            p = dataclasses.replace(p, attr=_host_attr(p, values, src.md.dims))
         data = data_problem(p)  # p itself unless dst has extra
         host_reorder.reorder(data.src_md, src.storage, data.dst_md, dst.storage, data.attr,
                              p.shuffle)
@@ -277,7 +321,8 @@ _NO_BUILD = (NothingToDo, BufferCopy, HostFallback, HostNumpy)
 
 
 def _concrete(problem: Problem, src, dst) -> Problem:
-    """The problem one execution of a runtime-dims primitive runs."""
+    """The problem one execution of a runtime-dims primitive runs (its
+    values given at execute stay ExecValues: passed to that execute)."""
     return Problem(problem.kind, src.md, dst.md, problem.attr, problem.shuffle)
 
 
@@ -308,7 +353,7 @@ class RuntimeKernel(Implementation):
         self.kernel = get_runtime_kernel(engine, self.plan)
         self.args = _attr_args(engine, self.plan.args, problem.attr)
 
-    def execute(self, queue, src, dst, wait_for):
+    def execute(self, queue, src, dst, wait_for, values=None):
         from .gpu.build import get_runtime_kernel
         from .gpu.runtime_plan import runtime_values, wide
 
@@ -316,12 +361,16 @@ class RuntimeKernel(Implementation):
         if concrete.is_empty or concrete.is_buffer_copy:
             chosen = choose(concrete, self.engine, (NothingToDo, BufferCopy))
             return chosen.execute(queue, src, dst, wait_for)
-        values, items, wide_index = runtime_values(self.plan, src.md, dst.md)
+        shape, items, wide_index = runtime_values(self.plan, src.md, dst.md)
         kernel = self.kernel
         if wide_index:  # a second kernel, built once, for offsets past 2^31
             kernel = get_runtime_kernel(self.engine, wide(self.plan))
         np_type = np.uint64 if wide_index else np.uint32
-        args = self.args + [np_type(v) for v in values]
+        args = self.args
+        if values:
+            args, wait_for = _execute_args(self.engine, queue, args, self.plan.args, values,
+                                           wait_for)
+        args = args + [np_type(v) for v in shape]
         return kernel.launch(queue, src.storage, dst.storage, args, items, wait_for)
 
     def describe(self):
@@ -352,9 +401,9 @@ class RuntimeNoBuild(Implementation):
         host = "host:numpy"
         return f"{host} ({why})" if why else host
 
-    def execute(self, queue, src, dst, wait_for):
+    def execute(self, queue, src, dst, wait_for, values=None):
         chosen = choose(_concrete(self.problem, src, dst), self.engine, _NO_BUILD)
-        return chosen.execute(queue, src, dst, wait_for)
+        return chosen.execute(queue, src, dst, wait_for, values)
 
 
 #: The list for runtime-dims patterns.

@@ -12,6 +12,7 @@ from .compensation import check_problem as check_compensation
 from .cross_engine import engines_of, setup as cross_engine_setup
 from .engine import Engine, Stream, as_engine, as_stream, check_wait_for, cl, default_engine
 from .errors import InvalidArgumentError, UnimplementedError
+from .execute_values import KEYWORDS, ValuesLike, check_cross_engine, resolve
 from .implementations import choose
 from .memory import Memory
 from .memory_desc import RUNTIME_DIM, MemoryDesc, dims_text
@@ -54,6 +55,7 @@ class _Primitive:
         self.engine = as_engine(engine) if engine is not None else default_engine()
         self.src_md, self.dst_md, self.attr, self.shuffle = src_md, dst_md, attr, shuffle
         problem = Problem(self.kind, src_md, dst_md, attr, shuffle)
+        self._takes_values = attr is not None and bool(attr.at_execute())
         self._implementation = choose(problem, self.engine)
         self.impl = self._implementation.impl
         self._label = self._implementation.describe()  # names the generated kernel too
@@ -98,22 +100,41 @@ class _Primitive:
                 f"{self.engine.describe()}")
 
     def execute(self, stream: Stream | cl.CommandQueue, src: Memory, dst: Memory,
-                wait_for: Sequence[cl.Event] | None = None) -> cl.Event | None:
+                wait_for: Sequence[cl.Event] | None = None, *,
+                src_scales: ValuesLike | None = None, dst_scales: ValuesLike | None = None,
+                src_zero_points: ValuesLike | None = None,
+                dst_zero_points: ValuesLike | None = None) -> cl.Event | None:
         """Enqueue the primitive on ``stream`` (a Stream, or a pyopencl
         CommandQueue of the engine's context): read ``src``, write ``dst``,
         after the events in ``wait_for`` and the writes clayout enqueued on
         ``src``'s buffer and on ``dst``.
 
+        ``src_scales``, ``dst_scales``, ``src_zero_points`` and
+        ``dst_zero_points`` are the values of the attributes made without
+        values (``Scales(mask=...)``): NumPy values, or a Memory, pyopencl
+        Array or Buffer on the device (clayout/execute_values.py says which
+        types each may hold). Each one the attributes take must be given,
+        and no other.
+
         Returns the pyopencl Event that completes once ``dst`` is written,
         and never blocks, whichever implementation runs (the host path for an
         OpenCL engine runs on a worker thread). The host engine runs the call
         at once and returns None. Raises InvalidArgumentError for arguments
-        that do not match, ExecutionError when an earlier write of ``src`` or
-        ``dst`` failed.
+        that do not match (values given at execute included: missing,
+        unexpected, of the wrong count, type or engine), ExecutionError when
+        an earlier write of ``src`` or ``dst`` failed.
         """
-        stream = as_stream(stream, self.engine)
-        self._check_memory(src, self.src_md, "src")
-        self._check_memory(dst, self.dst_md, "dst")
+        given = (src_scales, dst_scales, src_zero_points, dst_zero_points)
+        if type(stream) is not Stream or stream.engine is not self.engine:
+            stream = as_stream(stream, self.engine)
+        # The common case first: memories made on the primitive's own
+        # descriptors and engine need no more checking.
+        if type(src) is not Memory or src.md is not self.src_md or \
+                src.engine is not self.engine:
+            self._check_memory(src, self.src_md, "src")
+        if type(dst) is not Memory or dst.md is not self.dst_md or \
+                dst.engine is not self.engine:
+            self._check_memory(dst, self.dst_md, "dst")
         if src.md.dims != dst.md.dims:
             raise InvalidArgumentError(
                 f"src {src.md!r} and dst {dst.md!r} fill the runtime dims differently")
@@ -122,20 +143,27 @@ class _Primitive:
                 f"src {src.md!r} and dst {dst.md!r} share bytes of one buffer: a {self.kind} "
                 f"does not run in place; give a destination of its own")
         wait = check_wait_for(wait_for, self.engine)
-        start = time.perf_counter()
+        values = None
+        if self._takes_values or any(v is not None for v in given):
+            values = resolve(self.attr, given, src.md.dims, self.engine,
+                             counted=not self.src_md.is_runtime)
+        log = verbose.enabled()
+        start = time.perf_counter() if log else None
         queue = stream.queue
         if queue is None:  # the host engine: storage is NumPy, run now
             # First cross-engine downloads into src or dst, and uploads still reading dst.
             src._host_wait()
             dst._host_wait(write=True)
-            self._implementation.execute(None, src, dst, wait)
-            self._log_exec(start)
+            self._implementation.execute(None, src, dst, wait, values)
+            if log:
+                self._log_exec(start)
             return None
         wait += src._wait_list(queue)
         with dst.write_lock:  # record events in the order they are enqueued
-            event = self._implementation.execute(queue, src, dst, wait + dst._wait_list(queue))
+            event = self._implementation.execute(queue, src, dst, wait + dst._wait_list(queue),
+                                                 values)
             dst._wrote(event, queue)
-        if verbose.enabled():
+        if log:
             from .gpu.events import device_seconds, when_complete
             when_complete(event, lambda: self._log_exec(start, device_seconds(event)),
                           self.engine.caps)
@@ -164,11 +192,14 @@ def _check_scales_and_points(attr: Attr, src_md: MemoryDesc, dst_md: MemoryDesc)
             continue
         runtime = src_md.is_runtime and [d for d in value.masked_dims()
                                          if d < src_md.ndims and src_md.dims[d] == RUNTIME_DIM]
-        if runtime:
+        if runtime and not value.at_execute:
             raise InvalidArgumentError(
                 f"{name} mask {value.mask:#b} covers runtime dim {runtime[0]} of "
-                f"{dims_text(src_md.dims)}: per-slice values need that dim fixed (their "
-                f"count would change with the shape)")
+                f"{dims_text(src_md.dims)}: per-slice values fixed at creation need that dim "
+                f"fixed (their count would change with the shape); make them with mask= "
+                f"and no values to give them at execute")
+        if runtime and not value.mask >> src_md.ndims:
+            continue  # counted, and groups checked, at each execute
         value.check(src_md.dims, name)
     for arg, md, point in (("src", src_md, attr.src_zero_point),
                            ("dst", dst_md, attr.dst_zero_point)):
@@ -217,18 +248,26 @@ class Reorder(_Primitive):
         check_compensation(self.kind, src_md, dst_md, attr)
         self.src_engine, self.dst_engine = engines_of(engine, src_engine, dst_engine)
         if self.src_engine != self.dst_engine:
+            check_cross_engine(attr)
             cross_engine_setup(self, src_md, dst_md, attr, self.src_engine, self.dst_engine)
             return
         self._setup(src_md, dst_md, self.src_engine, attr, None)
 
     def execute(self, stream: Stream | cl.CommandQueue, src: Memory, dst: Memory,
-                wait_for: Sequence[cl.Event] | None = None) -> cl.Event | None:
+                wait_for: Sequence[cl.Event] | None = None, **values: ValuesLike) -> cl.Event | None:
         """As every primitive's execute. A cross-engine reorder takes a
         stream (or queue) of its OpenCL side, ``src`` on ``src_engine`` and
         ``dst`` on ``dst_engine``, and returns the Event that completes once
-        ``dst`` is written (a host dst too), without blocking."""
+        ``dst`` is written (a host dst too), without blocking; it takes no
+        values at execute."""
         if self._cross is None:
-            return super().execute(stream, src, dst, wait_for)
+            return super().execute(stream, src, dst, wait_for, **values)
+        if values:
+            unknown = set(values) - set(KEYWORDS)
+            raise InvalidArgumentError(
+                f"execute() got unexpected keyword {sorted(unknown)[0]!r}" if unknown else
+                f"{', '.join(values)} given to a cross-engine reorder's execute: it takes "
+                f"its attribute values at creation")
         return self._cross.run(self, stream, src, dst, wait_for)
 
 

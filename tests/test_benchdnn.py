@@ -135,7 +135,8 @@ def test_correctness_and_performance_together(cl_engine):
 
 
 def test_unimplemented_is_not_a_failure_unless_asked(cl_engine):
-    args = ["--reorder", "--runtime-dim-mask=63", "--attr-scales=src:per_dim_1", "2x3", "--reset",
+    args = ["--reorder", "--cross-engine=cpu2gpu", "--runtime-dim-mask=63",
+            "--attr-scales=src:per_dim_1", "2x3", "--reset",
             "--attr-scales=src:common:2:e8m0", "2x3", "--reset", "--attr-post-ops=relu",
             "2x3", "--reset", "--sdt=f4_e3m0", "2x3"]
     rc, lines, _ = run(*args)
@@ -369,7 +370,7 @@ def _execute(case, engine):
                         raw=check.destination_buffer(case))
     dst = cly.Memory(case.dst.md, engine, buffer=parent)
     stream = cly.Stream(engine)
-    case.create(engine).execute(stream, src, dst)
+    case.create(engine).execute(stream, src, dst, **case.values)
     stream.wait()
     return np.array(parent.raw(), np.uint8)
 
@@ -455,7 +456,13 @@ RUNTIME_DIMS_SUBSET = "|".join([
     '--ddt=s8 .*sum:0.5 .*1x17x5x9',
     '--ddt=s8 .*OIhw4i16o4i .*--runtime-dim-mask=15 17x5x1x3',
     'gOIhw16i16o .*--runtime-dim-mask=31 9x3',
-    '--sdt=f16 .*--runtime-dim-mask=63 (3x5x2x7x3)'])
+    '--sdt=f16 .*--runtime-dim-mask=63 (3x5x2x7x3)',
+    # per-slice values along runtime dims, given at execute
+    r'--stag=aBcd16b --dtag=acdb --attr-scales=src:per_dim_01\+dst:per_dim_1 .*=15 1x19',
+    r'--sdt=u8 --ddt=s8 --stag=acdb --dtag=aBcd16b --attr-scales=src:per_dim_1 '
+    r'--attr-zero-points=src:per_dim_0\+dst:per_dim_01 --runtime-dim-mask=2 ',
+    '--ddt=u4 --stag=ba --dtag=ab --attr-scales=src:per_tensor:f16:1x32 --runtime-dim-mask=3 ',
+    '--sdt=u4 --ddt=f16 --stag=ab .*--runtime-dim-mask=2 32x96'])
 
 
 @pytest.mark.parametrize("batch, engine, match, skipped", [
@@ -466,7 +473,7 @@ RUNTIME_DIMS_SUBSET = "|".join([
     # 46 of its 900 problems: both directions, weights, strides, zero points, sum.
     ("test_reorder_cross_engine", "opencl", CROSS_ENGINE_SUBSET, 0),
     ("test_reorder_runtime_dims", "host", "", 0),
-    # 39 of its 964 problems: masks 15, 13, 31, 63; plain, blocked and weights
+    # 61 of its 2260 problems: masks 2, 3, 13, 15, 31, 63; plain, blocked and weights
     # layouts; conversions, per-channel scales, zero points, sum.
     ("test_reorder_runtime_dims", "opencl", RUNTIME_DIMS_SUBSET, 0),
 ])

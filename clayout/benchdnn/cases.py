@@ -93,6 +93,8 @@ class Case:
                                                     #   group size per dim)
     beta: float | None = None
     shuffle: tuple | None = None          # (axis, rows, cols): dst u + v*rows <- src u*cols + v
+    values: dict = field(default_factory=dict)      # execute's keyword -> the attribute's
+                                                    #   values, given at each execute
 
     @property
     def dims(self) -> tuple:
@@ -210,14 +212,14 @@ def runtime_pattern(md: MemoryDesc, mask: int) -> MemoryDesc:
     return MemoryDesc(dims, md.data_type, tag=outer + blocks, strides=(RUNTIME_DIM,) * md.ndims)
 
 
-def _check_runtime(mask: int, flags, per_slice: dict):
+def _check_runtime(mask: int, flags, per_slice: dict, execute_values: bool):
     """Raise unimplemented for what clayout's runtime dims do not serve:
-    per-slice values along a runtime dim (their count is fixed at creation),
-    compensation (its size needs the dims)."""
+    compensation (its size needs the dims), per-slice values along a
+    runtime dim fixed at creation (across engines)."""
     if flags:
         raise unimplemented("compensation with runtime dims is not supported by clayout")
     for name, (value_mask, _, _) in per_slice.items():
-        if value_mask & mask:
+        if value_mask & mask and not execute_values:
             raise unimplemented(f"{name} mask {value_mask} covers a runtime dim "
                                 f"(--runtime-dim-mask={mask}): clayout fixes per-slice "
                                 f"values at creation")
@@ -271,7 +273,10 @@ def _reorder(problem: Problem) -> Case:
     compensation = tuple(sorted(compensation, key=lambda c: c[0] != "s8s8"))
     dst = _side(dims, o["ddt"], o["dtag"], dst_strides, compensation)
     seed = seed_of(problem)
-    kwargs, per_slice = {}, {}
+    kwargs, per_slice, at_execute = {}, {}, {}
+    # As benchdnn with oneDNN v3, scales and zero points are execution
+    # arguments; a cross-engine reorder takes them at creation.
+    execute_values = cross == "none"
     for k, entry in enumerate(scales + points):
         integer = k >= len(scales)
         what = "zero points" if integer else "scales"
@@ -295,12 +300,16 @@ def _reorder(problem: Problem) -> Case:
         per_slice[field_name] = (mask, stored, groups)
         options = {"mask": mask, "groups": entry.groups or None,
                    "data_type": entry.data_type or None}
-        kwargs[field_name] = (ZeroPoints(values.astype(np.int64), **options) if integer
-                              else Scales(values, **options))
+        values = values.astype(np.int64) if integer else values
+        kind = ZeroPoints if integer else Scales
+        kwargs[field_name] = kind(values, **options)  # checks the values now, as at creation
+        if execute_values:
+            at_execute[f"{entry.arg}_{'zero_points' if integer else 'scales'}"] = values
+            kwargs[field_name] = kind(None, **options)
     if beta is not None:
         kwargs["sum_beta"] = beta
     if runtime:
-        _check_runtime(runtime, flags, per_slice)
+        _check_runtime(runtime, flags, per_slice, execute_values)
     attr = Attr(**kwargs) if kwargs else None
     compute = "f64" if "f64" in (o["sdt"], o["ddt"]) else "f32"
 
@@ -310,7 +319,8 @@ def _reorder(problem: Problem) -> Case:
         return Reorder(runtime_pattern(src.md, runtime), runtime_pattern(dst.md, runtime),
                        attr=attr, **side_engines(cross, engine))
 
-    return Case(problem, seed, src, dst, create, compute, attr, per_slice, beta)
+    return Case(problem, seed, src, dst, create, compute, attr, per_slice, beta,
+                values=at_execute)
 
 
 def _shuffle(problem: Problem) -> Case:

@@ -208,7 +208,7 @@ class Runner:
         self.times["fill"] += time.perf_counter() - start
         stream = Stream(engine, profiling="P" in s.mode)
         start = time.perf_counter()
-        primitive.execute(stream, src, dst)
+        primitive.execute(stream, src, dst, **case.values)
         stream.wait()
         got = parent.raw()
         self.times["execute"] += time.perf_counter() - start
@@ -220,7 +220,7 @@ class Runner:
         del got
         if "P" in s.mode and outcome.status != "FAILED":
             outcome.perf = self.time_it(primitive, stream, src, dst, s,
-                                        case.src.md.size + case.dst.md.size)
+                                        case.src.md.size + case.dst.md.size, case.values)
         return outcome
 
     def compare(self, case: Case, got, impl, verbose) -> Outcome:
@@ -233,16 +233,16 @@ class Runner:
                                          f"zero", impl=impl)
         return Outcome("PASSED", impl=impl)
 
-    def time_it(self, primitive, stream, src, dst, settings, nbytes):
+    def time_it(self, primitive, stream, src, dst, settings, nbytes, values):
         """(min ms, average ms, bytes): device time from profiling events on
         OpenCL, wall clock on the host engine."""
         times, total = [], 0.0
-        primitive.execute(stream, src, dst)  # warm-up
+        primitive.execute(stream, src, dst, **values)  # warm-up
         stream.wait()
         limit = settings.fix_times or 10**9
         while len(times) < limit and (settings.fix_times or total * 1e3 < settings.max_ms):
             start = time.perf_counter()
-            event = primitive.execute(stream, src, dst)
+            event = primitive.execute(stream, src, dst, **values)
             stream.wait()
             seconds = _device_seconds(event)
             seconds = time.perf_counter() - start if seconds is None else seconds

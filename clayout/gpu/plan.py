@@ -105,10 +105,12 @@ class KernelArg:
     field: str         # "src_scales", "dst_scales", "src_zero_point", "dst_zero_point", "sum_beta"
     mask: int = 0
     groups: tuple[int, int] | None = None   # group sizes along the last two dims
+    in_buffer: bool = False  # a per-tensor value read from a buffer (given at execute)
 
     @property
     def per_slice(self) -> bool:
-        return self.mask != 0
+        """The values come in a buffer, indexed by slice (one slice for mask 0)."""
+        return self.mask != 0 or self.in_buffer
 
     def group(self, d: int, ndims: int) -> int:
         """How many consecutive indices of dim ``d`` share one value."""
@@ -333,7 +335,8 @@ def _aligned(md: MemoryDesc, levels, inner: Level, linear, vec: int, const: int,
 
 def _kernel_args(kinds: tuple) -> tuple[KernelArg, ...]:
     args = [KernelArg(name + ("s" if kind_mask(kind) else ""), c_type, field, kind_mask(kind),
-                      kind[1] if isinstance(kind, tuple) else None)
+                      kind[1] if isinstance(kind, tuple) else None,
+                      isinstance(kind, tuple) and len(kind) == 3)
             for (field, name, c_type), kind in zip(ATTR_FIELDS, kinds[:4]) if kind is not None]
     if kinds[4]:
         args.append(KernelArg("beta", "float", "sum_beta"))

@@ -29,6 +29,22 @@ def _times(a: str, b: str, c: _Expressions) -> str | None:
     return f"({a}) * {b}" if " " in a else f"{a} * {b}"
 
 
+def _runtime_slice_index(c: _Expressions, arg, dims, dim) -> str:
+    """As render._slice_index, where a masked dim may be a runtime one: its
+    count of values (``dim(d)``, over its group) is then an expression."""
+    if not any(arg.mask >> d & 1 and n == RUNTIME_DIM for d, n in enumerate(dims)):
+        return _slice_index(c, arg, dims)
+    terms, stride = [], c.lit(1)
+    for d in reversed(range(len(dims))):
+        if arg.mask >> d & 1:
+            g = arg.group(d, len(dims))
+            index = f"i{d}" if g == 1 else f"(i{d} / {c.lit(g)})"
+            terms.append(_times(index, stride, c))
+            count = dim(d) if g == 1 else f"({dim(d)} / {c.lit(g)})"
+            stride = count if stride == c.lit(1) else f"{stride} * {count}"
+    return c.sum(reversed(terms))
+
+
 def _work(plan: RuntimePlan) -> str:
     if plan.block:
         return (f"transposes a {plan.block}x{plan.block} block in registers (element "
@@ -123,7 +139,8 @@ def render_runtime_kernel(plan: RuntimePlan, kernel_name: str | None = None) -> 
     tail = None
     if inner.extent is None and vec > 1:
         tail = f"r * {c.lit(vec)} + k >= {dim(inner.dim)}"
-    slice_index = {a.name: _slice_index(c, a, dst.dims) for a in plan.args if a.per_slice}
+    slice_index = {a.name: _runtime_slice_index(c, a, dst.dims, dim)
+                   for a in plan.args if a.per_slice}
     values = _values(plan, kernel_name, c)
     values.update(loops_comment=describe_levels(plan))
     s_off = c.sum(["s_base"] + source_terms(inner.dim))

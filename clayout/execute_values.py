@@ -1,0 +1,203 @@
+"""Scales and zero points given at execute (oneDNN v3's execution arguments).
+
+A primitive made with ``Scales(mask=...)`` or ``ZeroPoints(mask=...)`` (no
+values) takes them at each ``execute``: ``src_scales=``, ``dst_scales=``,
+``src_zero_points=``, ``dst_zero_points=``. ``resolve`` checks them before
+anything is enqueued and returns one ``ExecValue`` per field; the
+implementations take what they need from it: a device buffer for a kernel
+(``kernel_arg``), NumPy values for the host path (``host_values``).
+
+What each value may be:
+
+- NumPy values (an array, a sequence or a number): checked and rounded to
+  the declared data type as values given at creation are, then copied (the
+  caller may change the array once execute returns);
+- a clayout Memory on the primitive's engine, a pyopencl Array or Buffer of
+  its context (OpenCL engines), holding the values from its first byte, as
+  the kernels read them (f32 scales, s32 zero points), or in the declared
+  data type (then a device reorder widens them first). A Buffer has no type:
+  it holds f32 scales or s32 zero points. Nothing comes back to the host.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Sequence
+from typing import Any, Union
+
+import numpy as np
+
+from .attr import PER_SLICE_FIELDS, Attr
+from .errors import InvalidArgumentError, UnimplementedError
+from .memory import Memory, _allocate, _is_cl_array, _is_cl_buffer
+from .memory_desc import MemoryDesc
+
+#: What execute takes as the values of one attribute.
+ValuesLike = Union[np.ndarray, Sequence[float], float, Memory, Any]
+#: execute's keyword for each field of Attr that holds values.
+KEYWORDS = dict(zip(("src_scales", "dst_scales", "src_zero_points", "dst_zero_points"),
+                    PER_SLICE_FIELDS))
+#: The type the kernels read each kind of value in.
+KERNEL_TYPE = {"scales": "f32", "zero_point": "s32"}
+
+
+class ExecValue:
+    """One field's values for one execute: ``host`` (a Scales/ZeroPoints
+    holding NumPy values) or ``memory`` (a device Memory of them)."""
+
+    __slots__ = ("field", "host", "memory")
+
+    def __init__(self, field: str, host=None, memory: Memory | None = None):
+        self.field, self.host, self.memory = field, host, memory
+
+    def kernel_arg(self, engine, queue, wait_for: list) -> tuple:
+        """(the buffer a kernel enqueued on ``queue`` after ``wait_for``
+        reads, events it waits for besides)."""
+        if self.memory is None:
+            from .gpu.build import upload
+            return upload(engine, self.host.values), []
+        memory = self.memory
+        kernel_type = KERNEL_TYPE[self.field.split("_", 1)[1]]
+        if memory.md.data_type != kernel_type:  # in the declared type: widen first
+            reorder = _widening(memory.md, kernel_type, engine)
+            wide_md = MemoryDesc(memory.md.dims, kernel_type, tag="a")
+            wide = Memory._wrap(wide_md, engine, _allocate(engine, wide_md, wide_md.size),
+                                wide_md.size)
+            return wide.storage, [reorder.execute(queue, memory, wide, wait_for=wait_for)]
+        return memory.storage, memory._wait_list(queue)
+
+    def host_values(self, declared, dims, arg: str):
+        """A Scales/ZeroPoints holding the values in NumPy. Reads a device
+        memory back (blocks: call it where waiting is allowed)."""
+        if self.host is not None:
+            return self.host
+        values = self.memory.to_numpy().reshape(-1)
+        stored = self.memory.md.data_type == KERNEL_TYPE[self.field.split("_", 1)[1]]
+        return declared.with_values(values, dims, arg, as_stored=stored)
+
+
+def resolve(attr: Attr | None, given: tuple, dims: tuple[int, ...], engine,
+            counted: bool = False) -> dict:
+    """{field: ExecValue} for ``given`` (the values of execute's keywords,
+    in KEYWORDS' order, None where not given), checked against ``attr``
+    (which fields take values at execute) and the execution's ``dims``
+    (``counted``: the primitive's own dims, on which masks and groups were
+    checked at creation). Raises InvalidArgumentError for a value missing,
+    unexpected, of the wrong count, type or engine."""
+    out = {}
+    for (keyword, field), value in zip(KEYWORDS.items(), given):
+        declared = None if attr is None else getattr(attr, field)
+        wanted = declared is not None and declared.values is None
+        if value is None:
+            if wanted:
+                raise InvalidArgumentError(
+                    f"{keyword} missing: the primitive's {declared!r} take their values at "
+                    f"execute; pass {keyword}= ({declared.count(dims)} values)")
+            continue
+        if not wanted:
+            why = (f"its {field} {declared!r} were fixed at creation (make them with "
+                   f"mask= and no values to pass them at execute)" if declared is not None
+                   else f"it was created without {field}")
+            raise InvalidArgumentError(f"{keyword} given to execute, but {why}")
+        out[field] = _resolve_one(keyword, field, declared, value, dims, engine, counted)
+    return out
+
+
+def _resolve_one(keyword, field, declared, value, dims, engine, counted) -> ExecValue:
+    if type(value) is not np.ndarray and (isinstance(value, Memory) or _is_device(value)):
+        return ExecValue(field, memory=_device_memory(keyword, field, declared, value, dims,
+                                                      engine))
+    return ExecValue(field, host=declared.with_values(value, dims, keyword, counted=counted))
+
+
+def _is_device(value) -> bool:
+    try:
+        return _is_cl_array(value) or _is_cl_buffer(value)
+    except Exception:  # no pyopencl
+        return False
+
+
+def _device_memory(keyword, field, declared, value, dims, engine) -> Memory:
+    """The values of a Memory, Array or Buffer as a Memory on ``engine``,
+    of the kernels' type or the declared one."""
+    count = declared.count(dims)
+    kernel_type = KERNEL_TYPE[field.split("_", 1)[1]]
+    if isinstance(value, Memory):
+        if value.engine != engine:
+            raise InvalidArgumentError(
+                f"{keyword} memory lives on {value.engine.describe()}, the primitive on "
+                f"{engine.describe()}")
+        memory = value
+    elif not engine.is_opencl:
+        raise InvalidArgumentError(
+            f"{keyword} {value!r}: a pyopencl object for a primitive on "
+            f"{engine.describe()}; give NumPy values or a host Memory")
+    elif _is_cl_buffer(value):
+        md = MemoryDesc((count,), kernel_type, tag="a")
+        memory = _adopt(keyword, md, engine, value, "a pyopencl Buffer holds "
+                        f"{kernel_type} values")
+    else:
+        data_type = _array_type(keyword, value, declared, kernel_type)
+        md = MemoryDesc((value.size,), data_type, tag="a")
+        memory = _adopt(keyword, md, engine, value, "")
+    md = memory.md
+    if md.ndims != 1 or md.dims[0] != count or md != MemoryDesc((count,), md.data_type, tag="a"):
+        raise InvalidArgumentError(
+            f"{keyword} {md!r}: expected {count} values, dense from the first byte "
+            f"(MemoryDesc(({count},), {md.data_type!r}, tag='a')), for {declared!r} on dims "
+            f"{dims!r}")
+    if md.data_type not in (kernel_type, declared.data_type):
+        raise InvalidArgumentError(
+            f"{keyword} memory of {md.data_type}: expected {kernel_type} or the declared "
+            f"data_type {declared.data_type}")
+    return memory
+
+
+def _array_type(keyword, array, declared, kernel_type) -> str:
+    from .dtypes import DATA_TYPES
+
+    for name in (kernel_type, declared.data_type):
+        if np.dtype(DATA_TYPES[name].numpy) == array.dtype:
+            return name
+    raise InvalidArgumentError(
+        f"{keyword} pyopencl Array of dtype {array.dtype}: expected "
+        f"{np.dtype(DATA_TYPES[kernel_type].numpy)} ({kernel_type}) or the declared "
+        f"data_type {declared.data_type}")
+
+
+def _adopt(keyword, md, engine, value, note) -> Memory:
+    try:
+        return Memory(md, engine, buffer=value)
+    except InvalidArgumentError as e:
+        raise InvalidArgumentError(f"{keyword}: {e}{'; ' + note if note else ''}") from None
+
+
+_widenings = weakref.WeakKeyDictionary()  # engine -> {(md, type): Reorder}
+_widenings_lock = threading.Lock()
+
+
+def _widening(md: MemoryDesc, kernel_type: str, engine):
+    """The device reorder that widens values in ``md``'s type to ``kernel_type``
+    (made once per engine): on a runtime-dims pattern, so that a count that
+    changes with the shape (runtime dims) builds no kernel per count; 4-bit
+    values, which the runtime-dims kernels decline, per count."""
+    from .memory_desc import RUNTIME_DIM
+    from .primitives import Reorder
+
+    dims = md.dims if md.dtype.packed else (RUNTIME_DIM,)
+    key = (dims, md.data_type, kernel_type)
+    with _widenings_lock:
+        made = _widenings.setdefault(engine, {})
+        if key not in made:
+            made[key] = Reorder(MemoryDesc(dims, md.data_type, tag="a"),
+                                MemoryDesc(dims, kernel_type, tag="a"), engine=engine)
+        return made[key]
+
+
+def check_cross_engine(attr: Attr | None):
+    """Raise UnimplementedError when a cross-engine reorder's ``attr`` takes
+    values at execute."""
+    if attr is not None and attr.at_execute():
+        raise UnimplementedError(
+            f"values at execute ({', '.join(attr.at_execute())}) for a cross-engine reorder "
+            f"are not implemented: give the values at creation, or reorder on one engine")
