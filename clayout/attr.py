@@ -20,6 +20,7 @@ class _PerSlice:
     """
 
     _dtype = np.float32
+    _np_dtype = np.dtype(np.float32)
     _what = "scales"
     _data_types = ("f32", "bf16", "f16")
 
@@ -106,7 +107,7 @@ class _PerSlice:
         InvalidArgumentError."""
         bound = object.__new__(type(self))
         bound.mask, bound.groups, bound.data_type = self.mask, self.groups, self.data_type
-        if (type(values) is np.ndarray and values.dtype == self._dtype and values.ndim == 1
+        if (type(values) is np.ndarray and values.dtype is self._np_dtype and values.ndim == 1
                 and (as_stored or self.data_type in ("f32", "s32"))):
             bound.values = values.copy()  # already what the kernels read
             bound.values.setflags(write=False)
@@ -235,6 +236,7 @@ class ZeroPoints(_PerSlice):
     """
 
     _dtype = np.int32
+    _np_dtype = np.dtype(np.int32)
     _what = "zero points"
     _data_types = ("s32", "s8", "u8", "s4", "u4")
 

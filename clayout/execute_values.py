@@ -32,6 +32,11 @@ from .errors import InvalidArgumentError, UnimplementedError
 from .memory import Memory, _allocate, _is_cl_array, _is_cl_buffer
 from .memory_desc import MemoryDesc
 
+try:  # pyopencl is a dependency, but the host path runs without it
+    from .gpu.build import upload
+except ImportError:  # pragma: no cover
+    upload = None
+
 #: What execute takes as the values of one attribute.
 ValuesLike = Union[np.ndarray, Sequence[float], float, Memory, Any]
 #: execute's keyword for each field of Attr that holds values.
@@ -54,7 +59,6 @@ class ExecValue:
         """(the buffer a kernel enqueued on ``queue`` after ``wait_for``
         reads, events it waits for besides)."""
         if self.memory is None:
-            from .gpu.build import upload
             return upload(engine, self.host.values), []
         memory = self.memory
         kernel_type = KERNEL_TYPE[self.field.split("_", 1)[1]]
@@ -71,23 +75,34 @@ class ExecValue:
         memory back (blocks: call it where waiting is allowed)."""
         if self.host is not None:
             return self.host
-        values = self.memory.to_numpy().reshape(-1)
-        stored = self.memory.md.data_type == KERNEL_TYPE[self.field.split("_", 1)[1]]
-        return declared.with_values(values, dims, arg, as_stored=stored)
+        # Every value of the declared types (bf16 and 4-bit ones too, which
+        # have no NumPy kind the checks know) is exact in the kernels' type.
+        kernel_np = np.float32 if self.field.endswith("scales") else np.int32
+        values = self.memory.to_numpy().reshape(-1).astype(kernel_np)
+        return declared.with_values(values, dims, arg, as_stored=True)
 
 
-def resolve(attr: Attr | None, given: tuple, dims: tuple[int, ...], engine,
+def value_spec(attr: Attr | None) -> tuple:
+    """What ``resolve`` checks each execute against, worked out once per
+    primitive: per keyword (keyword, field, the declared Scales/ZeroPoints
+    or None, whether it takes its values at execute)."""
+    spec = []
+    for keyword, field in KEYWORDS.items():
+        declared = None if attr is None else getattr(attr, field)
+        spec.append((keyword, field, declared, declared is not None and declared.at_execute))
+    return tuple(spec)
+
+
+def resolve(spec: tuple, given: tuple, dims: tuple[int, ...], engine,
             counted: bool = False) -> dict:
     """{field: ExecValue} for ``given`` (the values of execute's keywords,
-    in KEYWORDS' order, None where not given), checked against ``attr``
-    (which fields take values at execute) and the execution's ``dims``
-    (``counted``: the primitive's own dims, on which masks and groups were
-    checked at creation). Raises InvalidArgumentError for a value missing,
-    unexpected, of the wrong count, type or engine."""
+    in KEYWORDS' order, None where not given), checked against ``spec``
+    (``value_spec``: which fields take values at execute) and the
+    execution's ``dims`` (``counted``: the primitive's own dims, on which
+    masks and groups were checked at creation). Raises InvalidArgumentError
+    for a value missing, unexpected, of the wrong count, type or engine."""
     out = {}
-    for (keyword, field), value in zip(KEYWORDS.items(), given):
-        declared = None if attr is None else getattr(attr, field)
-        wanted = declared is not None and declared.values is None
+    for (keyword, field, declared, wanted), value in zip(spec, given):
         if value is None:
             if wanted:
                 raise InvalidArgumentError(

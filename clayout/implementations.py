@@ -229,10 +229,10 @@ def _attr_args(engine, args, attr) -> list:
 def _execute_args(engine, queue, fixed: list, args, values: dict, wait_for: list):
     """(kernel arguments, wait list) of one execution: ``fixed`` (from
     _attr_args) with the values given at execute in place of its Nones."""
-    out, wait = list(fixed), wait_for
-    for i, arg in enumerate(args):
-        if out[i] is None:
-            out[i], events = values[arg.field].kernel_arg(engine, queue, wait_for)
+    out, wait = fixed.copy(), wait_for
+    for i, value in enumerate(fixed):
+        if value is None:
+            out[i], events = values[args[i].field].kernel_arg(engine, queue, wait_for)
             if events:
                 wait = wait + events
     return out, wait

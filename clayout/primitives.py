@@ -12,7 +12,7 @@ from .compensation import check_problem as check_compensation
 from .cross_engine import engines_of, setup as cross_engine_setup
 from .engine import Engine, Stream, as_engine, as_stream, check_wait_for, cl, default_engine
 from .errors import InvalidArgumentError, UnimplementedError
-from .execute_values import KEYWORDS, ValuesLike, check_cross_engine, resolve
+from .execute_values import KEYWORDS, ValuesLike, check_cross_engine, resolve, value_spec
 from .implementations import choose
 from .memory import Memory
 from .memory_desc import RUNTIME_DIM, MemoryDesc, dims_text
@@ -55,7 +55,8 @@ class _Primitive:
         self.engine = as_engine(engine) if engine is not None else default_engine()
         self.src_md, self.dst_md, self.attr, self.shuffle = src_md, dst_md, attr, shuffle
         problem = Problem(self.kind, src_md, dst_md, attr, shuffle)
-        self._takes_values = attr is not None and bool(attr.at_execute())
+        self._value_spec = value_spec(attr)
+        self._takes_values = any(wanted for *_, wanted in self._value_spec)
         self._implementation = choose(problem, self.engine)
         self.impl = self._implementation.impl
         self._label = self._implementation.describe()  # names the generated kernel too
@@ -145,7 +146,7 @@ class _Primitive:
         wait = check_wait_for(wait_for, self.engine)
         values = None
         if self._takes_values or any(v is not None for v in given):
-            values = resolve(self.attr, given, src.md.dims, self.engine,
+            values = resolve(self._value_spec, given, src.md.dims, self.engine,
                              counted=not self.src_md.is_runtime)
         log = verbose.enabled()
         start = time.perf_counter() if log else None
