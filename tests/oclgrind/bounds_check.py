@@ -77,7 +77,7 @@ def main():
                 mine[offsets_ * size + k] = True
             keep = after[~mine] == before[~mine]
         assert keep.all(), (dst_md, np.flatnonzero(~keep)[:8])
-    print("ok", len(CASES) + 2 + runtime_cases(engine, rng))
+    print("ok", len(CASES) + 2 + runtime_cases(engine, rng) + execute_value_cases(engine, rng))
 
 
 R = cly.RUNTIME_DIM
@@ -107,6 +107,31 @@ def runtime_cases(engine, rng) -> int:
             assert np.array_equal(dst.to_numpy().astype(np.float32), values), (dst_md, dims)
             assert (dst.raw()[dst_md.size:] == GUARD).all(), (dst_md, "guard bytes")
             count += 1
+    return count
+
+
+def execute_value_cases(engine, rng) -> int:
+    """Scales and zero points given at execute: a per-tensor value read
+    from a buffer, and per-slice values along runtime dims (ones and zeros,
+    so the values stay exact); guard bytes untouched. Returns the count."""
+    count = 0
+    attr = cly.Attr(src_scales=cly.Scales(mask=0b11), dst_zero_point=cly.ZeroPoints(mask=0))
+    for dims, src_md, dst_md in [
+            ((2, 19, 3, 9), cly.MemoryDesc((R,) * 4, "f32", tag="nchw"),
+             cly.MemoryDesc((R,) * 4, "s8", tag="nChw16c")),
+            ((2, 19, 3, 9), cly.MemoryDesc((2, 19, 3, 9), "f32", tag="nchw"),
+             cly.MemoryDesc((2, 19, 3, 9), "s8", tag="nChw16c"))]:
+        primitive = cly.Reorder(src_md, dst_md, engine=engine, attr=attr)
+        values = rng.integers(-6, 7, dims).astype(np.float32)
+        src = cly.Memory.from_numpy(src_md.with_dims(dims) if src_md.is_runtime else src_md,
+                                    engine, values)
+        dst_md = dst_md.with_dims(dims) if dst_md.is_runtime else dst_md
+        dst = cly.Memory(dst_md, engine, raw=np.full(dst_md.size + 64, GUARD, np.uint8))
+        primitive.execute(cly.Stream(engine), src, dst, src_scales=np.ones(dims[0] * dims[1]),
+                          dst_zero_points=0).wait()
+        assert np.array_equal(dst.to_numpy().astype(np.float32), values), (dst_md, dims)
+        assert (dst.raw()[dst_md.size:] == GUARD).all(), (dst_md, "guard bytes")
+        count += 1
     return count
 
 
