@@ -8,7 +8,7 @@ from typing import Union
 
 import numpy as np
 
-from .dtypes import DataTypeLike, data_type as _data_type, f64_to_f32_odd
+from .dtypes import DATA_TYPES, DataTypeLike, data_type as _data_type, f64_to_f32_odd
 from .errors import InvalidArgumentError
 
 
@@ -54,7 +54,7 @@ class _PerSlice:
             raise InvalidArgumentError(
                 f"{self._what} values {values!r}: expected a number or a 1-d sequence of numbers")
         try:
-            array = np.asarray(values)
+            array = _widened(np.asarray(values))
         except (ValueError, TypeError):  # ragged nested sequences
             raise InvalidArgumentError(
                 f"{self._what} values {values!r}: expected a number or a 1-d sequence "
@@ -194,6 +194,16 @@ class _PerSlice:
         if self.data_type != self._data_types[0]:
             extra += f", data_type={self.data_type!r}"
         return f"{type(self).__name__}({shown}, mask={self.mask:#b}{extra})"
+
+
+def _widened(array: np.ndarray) -> np.ndarray:
+    """An array of ml_dtypes' types (bf16, f8, s4, u4: NumPy kind "V", which
+    the checks do not know) as float64 or int64, which hold each value exactly."""
+    if array.dtype.kind == "V":
+        for dt in DATA_TYPES.values():
+            if dt.numpy == array.dtype:
+                return array.astype(np.int64 if dt.is_int else np.float64)
+    return array
 
 
 def _groups(groups, what: str):
