@@ -194,13 +194,12 @@ _widenings_lock = threading.Lock()
 def _widening(md: MemoryDesc, kernel_type: str, engine):
     """The device reorder that widens values in ``md``'s type to ``kernel_type``
     (made once per engine): on a runtime-dims pattern, so that a count that
-    changes with the shape (runtime dims) builds no kernel per count; 4-bit
-    values, which the runtime-dims kernels decline, per count."""
+    changes with the shape (runtime dims) builds no kernel per count."""
     from .memory_desc import RUNTIME_DIM
     from .primitives import Reorder
 
-    dims = md.dims if md.dtype.packed else (RUNTIME_DIM,)
-    key = (dims, md.data_type, kernel_type)
+    dims = (RUNTIME_DIM,)
+    key = (md.data_type, kernel_type)
     with _widenings_lock:
         made = _widenings.setdefault(engine, {})
         if key not in made:

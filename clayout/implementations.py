@@ -338,10 +338,9 @@ class RuntimeKernel(Implementation):
         reason = GeneratedKernel.decline(problem, engine)
         if reason is not None:
             return reason
-        for md in (problem.src_md, problem.dst_md):
-            if md.dtype.packed:
-                return (f"{md.data_type}: runtime-dims kernels do not write 4-bit types "
-                        f"(two share a byte)")
+        if problem.dst_md.dtype.packed:
+            return (f"{problem.dst_md.data_type}: runtime-dims kernels do not write 4-bit "
+                    f"types (two share a byte)")
         return None
 
     def __init__(self, problem, engine):

@@ -61,7 +61,7 @@ def render_runtime_kernel(plan: RuntimePlan, kernel_name: str | None = None) -> 
     the kernels do not serve."""
     src, dst = plan.src_md, plan.dst_md
     for md in (src, dst):
-        if md.data_type not in STORAGE or md.dtype.packed:
+        if md.data_type not in STORAGE or md is dst and md.dtype.packed:
             raise UnimplementedError(
                 f"{md!r}: runtime-dims kernels for {md.data_type} are not generated")
     c = _Expressions(plan.wide_index)

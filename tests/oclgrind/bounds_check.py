@@ -132,7 +132,21 @@ def execute_value_cases(engine, rng) -> int:
         assert np.array_equal(dst.to_numpy().astype(np.float32), values), (dst_md, dims)
         assert (dst.raw()[dst_md.size:] == GUARD).all(), (dst_md, "guard bytes")
         count += 1
-    return count
+    # Zero points in a u4 device memory: widened by the runtime-dims kernel
+    # that reads 4-bit sources, for an odd count (a byte half used).
+    pattern = cly.MemoryDesc((R, R), "u8", tag="ab")
+    primitive = cly.Reorder(pattern, cly.MemoryDesc((R, R), "f32", tag="ba"), engine=engine,
+                            attr=cly.Attr(src_zero_point=cly.ZeroPoints(mask=0b11,
+                                                                         data_type="u4")))
+    dims = (3, 5)
+    values = rng.integers(0, 16, dims).astype(np.uint8)
+    points = cly.Memory.from_numpy(cly.MemoryDesc((15,), "u4", tag="a"), engine,
+                                   values.reshape(-1).astype(cly.data_type("u4").numpy))
+    src = cly.Memory.from_numpy(pattern.with_dims(dims), engine, values)
+    dst = cly.Memory(cly.MemoryDesc(dims, "f32", tag="ba"), engine)
+    primitive.execute(cly.Stream(engine), src, dst, src_zero_points=points).wait()
+    assert not dst.to_numpy().any(), dst.to_numpy()  # each value minus itself
+    return count + 1
 
 
 if __name__ == "__main__":
