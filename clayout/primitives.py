@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -104,7 +105,8 @@ class _Primitive:
                 wait_for: Sequence[cl.Event] | None = None, *,
                 src_scales: ValuesLike | None = None, dst_scales: ValuesLike | None = None,
                 src_zero_points: ValuesLike | None = None,
-                dst_zero_points: ValuesLike | None = None) -> cl.Event | None:
+                dst_zero_points: ValuesLike | None = None,
+                **unknown: Any) -> cl.Event | None:
         """Enqueue the primitive on ``stream`` (a Stream, or a pyopencl
         CommandQueue of the engine's context): read ``src``, write ``dst``,
         after the events in ``wait_for`` and the writes clayout enqueued on
@@ -125,6 +127,8 @@ class _Primitive:
         unexpected, of the wrong count, type or engine), ExecutionError when
         an earlier write of ``src`` or ``dst`` failed.
         """
+        if unknown:
+            _refuse_keywords(unknown)
         given = (src_scales, dst_scales, src_zero_points, dst_zero_points)
         if type(stream) is not Stream or stream.engine is not self.engine:
             stream = as_stream(stream, self.engine)
@@ -180,6 +184,16 @@ class _Primitive:
 
     def __repr__(self):
         return f"<{type(self).__name__} {self.impl} {','.join(self._signature())}>"
+
+
+def _refuse_keywords(unknown: dict):
+    """Raise InvalidArgumentError naming execute's keywords in ``unknown``
+    (if any) and those it takes."""
+    if unknown:
+        raise InvalidArgumentError(
+            f"execute() got the keyword {sorted(unknown)[0]!r}: it takes wait_for= and "
+            f"the values {', '.join(f'{k}=' for k in KEYWORDS)} (Attr's src_zero_point is "
+            f"execute's src_zero_points=)")
 
 
 def _is_int(value) -> bool:
@@ -264,9 +278,8 @@ class Reorder(_Primitive):
         if self._cross is None:
             return super().execute(stream, src, dst, wait_for, **values)
         if values:
-            unknown = set(values) - set(KEYWORDS)
+            _refuse_keywords({k: v for k, v in values.items() if k not in KEYWORDS})
             raise InvalidArgumentError(
-                f"execute() got unexpected keyword {sorted(unknown)[0]!r}" if unknown else
                 f"{', '.join(values)} given to a cross-engine reorder's execute: it takes "
                 f"its attribute values at creation")
         return self._cross.run(self, stream, src, dst, wait_for)

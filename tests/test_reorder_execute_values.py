@@ -663,11 +663,9 @@ def test_unexpected_values_are_refused(engine):
     assert "src_scales" in str(err)
 
 
-def test_known_bug_a_misspelt_keyword_should_be_an_invalid_argument(engine):
-    """KNOWN BUG (left failing on purpose): Attr's field is src_zero_point,
-    execute's keyword src_zero_points; the Attr spelling at execute raises
-    Python's TypeError from inside clayout, not InvalidArgumentError naming
-    the keyword and the right one (as a cross-engine reorder's execute does)."""
+def test_a_misspelt_keyword_is_an_invalid_argument(engine):
+    """Attr's field is src_zero_point, execute's keyword src_zero_points: the
+    Attr spelling at execute raises InvalidArgumentError naming both."""
     md, dmd = cly.MemoryDesc((2, 3), "s8"), cly.MemoryDesc((2, 3), "f32", tag="ba")
     prim = cly.Reorder(md, dmd, engine=engine,
                        attr=cly.Attr(src_zero_point=cly.ZeroPoints(mask=0b10)))
@@ -756,12 +754,10 @@ def test_runtime_dims_with_grouped_values_along_the_last_dim(eng, wdt):
     assert "group 32 does not divide dim 1" in str(err), err
 
 
-def test_known_bug_runtime_dims_4bit_zero_points_on_the_device_build_per_count(cl_engine):
-    """KNOWN BUG (left failing on purpose): u4 zero points in a device Memory
-    of their declared type are widened by a kernel built per value count
-    (the runtime-dims kernels decline 4-bit sources), so a runtime-dims
-    primitive builds a kernel for each new count. Bytes+ types are widened
-    by one runtime-dims kernel (test_runtime_dims_with_values_along_them)."""
+def test_runtime_dims_4bit_zero_points_on_the_device_build_nothing_per_count(cl_engine):
+    """u4 zero points in a device Memory of their declared type are widened
+    by one runtime-dims kernel (it reads 4-bit sources), so a runtime-dims
+    primitive builds nothing for a new count."""
     specs = (Spec("src_zero_point", 0b11, (1, 32), "u4"),)
     prim = cly.Reorder(cly.MemoryDesc((R, R), "u8", tag="ab"),
                        cly.MemoryDesc((R, R), "f32", tag="ba"), engine=cl_engine,
