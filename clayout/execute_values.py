@@ -82,6 +82,10 @@ class ExecValue:
         return declared.with_values(values, dims, arg, as_stored=True)
 
 
+def _values_text(count: int) -> str:
+    return f"{count} value" if count == 1 else f"{count} values"
+
+
 def value_spec(attr: Attr | None) -> tuple:
     """What ``resolve`` checks each execute against, worked out once per
     primitive: per keyword (keyword, field, the declared Scales/ZeroPoints
@@ -107,7 +111,7 @@ def resolve(spec: tuple, given: tuple, dims: tuple[int, ...], engine,
             if wanted:
                 raise InvalidArgumentError(
                     f"{keyword} missing: the primitive's {declared!r} take their values at "
-                    f"execute; pass {keyword}= ({declared.count(dims)} values)")
+                    f"execute; pass {keyword}= ({_values_text(declared.count(dims))})")
             continue
         if not wanted:
             why = (f"its {field} {declared!r} were fixed at creation (make them with "
