@@ -97,8 +97,8 @@ class _PerSlice:
         """The values are not fixed: each execute brings them."""
         return self.values is None
 
-    def with_values(self, values, dims: tuple[int, ...], arg: str,
-                    as_stored: bool = False, counted: bool = False) -> "_PerSlice":
+    def with_values(self, values: float | Sequence[float] | np.ndarray, dims: tuple[int, ...],
+                    arg: str, as_stored: bool = False, counted: bool = False) -> "_PerSlice":
         """A copy of these (mask, groups, data type) holding ``values`` (a
         number or 1-d sequence, checked and rounded as at creation; with
         ``as_stored``, a 1-d array of the kernels' type taken as it is),

@@ -481,7 +481,10 @@ def setup(primitive, src_md, dst_md, attr, src_engine: Engine, dst_engine: Engin
     primitive._implementation = primitive._cross = cross
     primitive.impl = cross.impl
     primitive._label = cross.describe()
-    for name, why in cross.declined:
-        verbose.log("decline", cross.kind, primitive.kind, f"{name} ({why})",
-                    *primitive._signature(), min_level=2)
-    verbose.log("create", cross.kind, primitive.kind, primitive._label, *primitive._signature())
+    if verbose.enabled():  # the text only when a line is written
+        if verbose.enabled(2):
+            for name, why in cross.declined:
+                verbose.log("decline", cross.kind, primitive.kind, f"{name} ({why})",
+                            *primitive._signature(), min_level=2)
+        verbose.log("create", cross.kind, primitive.kind, primitive._label,
+                    *primitive._signature())
