@@ -43,6 +43,12 @@ def _bytes(md) -> int:
     return max(1, md.dtype.bits // 8)
 
 
+def _span(md, offset: int, elements: int) -> tuple[int, int]:
+    """(byte address, bytes) of ``elements`` elements of ``md`` from element
+    ``offset`` (4-bit elements: the bytes holding them)."""
+    return offset * md.dtype.bits // 8, max(1, elements * md.dtype.bits // 8)
+
+
 class _Offsets:
     """A plan's element offsets from its loop indices, as its kernel forms them."""
 
@@ -152,16 +158,14 @@ def _item_kernel(plan: KernelPlan, rec: _Recorder) -> None:
             if plan.vector:
                 i = offsets.logical(a)
                 pad = offsets.padding(i)
-                parts = 1 if lanes else vec
-                width = vec // parts
                 if not pad:
-                    _record_values(rec, offsets, plan, chunk, i, offsets.dst(a), parts, width)
-                for e in range(parts):
-                    if not pad:
-                        rec.add("load src", (chunk, e), width * s_size,
-                                (offsets.src(a, i) + e * width) * s_size)
-                    rec.add("store dst", (chunk, e), width * d_size,
-                            (offsets.dst(a) + e * width) * d_size)
+                    parts = _vector_parts(plan.dst_md, vec, lanes)  # the sum's old values
+                    _record_values(rec, offsets, plan, chunk, i, offsets.dst(a), parts,
+                                   vec // parts)
+                    _record_vector(rec, "load src", chunk, plan.src_md, offsets.src(a, i), vec,
+                                   _vector_parts(plan.src_md, vec, lanes))
+                parts = _vector_parts(plan.dst_md, vec, lanes or plan.typed_store or None)
+                _record_vector(rec, "store dst", chunk, plan.dst_md, offsets.dst(a), vec, parts)
                 continue
             for k in range(vec):
                 b = list(a)
@@ -172,6 +176,21 @@ def _item_kernel(plan: KernelPlan, rec: _Recorder) -> None:
                     rec.add("load src", (chunk, k), s_size, offsets.src(b, i) * s_size)
                     _record_values(rec, offsets, plan, (chunk, k), i, d_off)
                 rec.add("store dst", (chunk, k), d_size, d_off * d_size)
+
+
+def _vector_parts(md, vec: int, typed) -> int:
+    """The accesses a vector of ``vec`` elements of ``md`` takes: one when
+    typed, else one per element (one per byte for 4-bit elements)."""
+    if typed:
+        return 1
+    return vec // 2 if md.dtype.packed else vec
+
+
+def _record_vector(rec, instruction, chunk, md, offset: int, vec: int, parts: int):
+    width = vec // parts
+    for e in range(parts):
+        address, size = _span(md, offset + e * width, width)
+        rec.add(instruction, (chunk, e), size, address)
 
 
 def _register_block(plan, offsets, rec, a, chunk):
@@ -187,6 +206,12 @@ def _register_block(plan, offsets, rec, a, chunk):
             i = offsets.logical(b)
             if not offsets.padding(i):
                 rec.add("load src", (chunk, k, e), s_size, offsets.src(b, i) * s_size)
+            if plan.typed_store:  # each transposed row by one store
+                if e == 0:
+                    b = list(a)
+                    b[last - 1] += k
+                    rec.add("store dst", (chunk, k), block * d_size, offsets.dst(b) * d_size)
+                continue
             b = list(a)
             b[last - 1] += k
             b[last] += e

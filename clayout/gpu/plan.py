@@ -155,6 +155,7 @@ class KernelPlan:
     aligned: bool = False             # vectors start on their own size: typed accesses
     tile: Tile | None = None          # each work-group moves a box through local memory
     nibbles: str | None = None        # a 4-bit destination: "pairs" or "passes" (below)
+    typed_store: bool = False         # the destination's vectors by typed stores (proven aligned)
 
     @property
     def launch_items(self) -> int:
@@ -262,7 +263,7 @@ def _innermost_block(md: MemoryDesc, d: int) -> int:
     return 1
 
 
-def _block_transpose(src: MemoryDesc, levels: list[Level], special: set, tuning):
+def _block_transpose(src: MemoryDesc, levels: list[Level], special: set, sizes):
     """When the destination's innermost loop strides through the source:
     split B steps off the source's contiguous loop, so each work-item loads B
     vectors along the source and stores B vectors along the destination,
@@ -282,7 +283,7 @@ def _block_transpose(src: MemoryDesc, levels: list[Level], special: set, tuning)
             (d,) = level.dims
             if level.mult != 1 or d in special:
                 return None
-        for b in tuning.block_sizes:
+        for b in sizes:
             if inner.extent % b or level.extent % b:
                 continue
             if not level.merged and (_innermost_block(src, d) % b or src.padded_offsets[d] % b):
@@ -320,7 +321,10 @@ def _aligned(md: MemoryDesc, levels, inner: Level, linear, vec: int, const: int,
              src: bool) -> bool:
     """Every vector of ``vec`` elements the plan moves starts on a multiple
     of ``vec`` elements: its constant part, each outer loop's step and each
-    offset term does (and the buffer itself is aligned, see the caller)."""
+    offset term does (and the buffer itself is aligned, see the caller).
+    A run over one dim of the source (not merged) starts at an index that
+    is a multiple of ``vec`` inside a block holding whole runs: there only
+    the padded offset and the terms beyond the innermost one count."""
     parts = [const]
     for level in levels:
         if level is not inner:
@@ -328,9 +332,27 @@ def _aligned(md: MemoryDesc, levels, inner: Level, linear, vec: int, const: int,
                          0 if src else level.dst_stride)
     if src:
         for d in range(md.ndims):
-            if d not in linear:
-                parts += [t.stride for t in offset_terms(md, d)]
+            if d in linear:
+                continue
+            terms = offset_terms(md, d)
+            if not inner.merged and inner.dims == (d,):
+                parts.append(md.padded_offsets[d])
+                terms = [t for t in terms if t.divisor != 1]
+            parts += [t.stride for t in terms]
     return all(p % vec == 0 for p in parts)
+
+
+def _typed_vectors(src_md, dst_md, levels, vec: int, linear, profile,
+                   sides=("src", "dst")) -> bool:
+    """The plan's vectors of ``vec`` elements all start on their own size on
+    ``sides`` (proven from the plan's numbers), so they may be moved by
+    typed vector accesses: one instruction where vloadN/vstoreN may split
+    into elements (a GPU; PoCL's vstoreN of bytes)."""
+    consts = dict(zip(("src", "dst"), constant_offsets(src_md, dst_md, linear)))
+    mds = {"src": src_md, "dst": dst_md}
+    return all(mds[side].dtype.bits * vec // 8 <= profile.base_align
+               and _aligned(mds[side], levels, levels[-1], linear, vec, consts[side], side == "src")
+               for side in sides)
 
 
 def _kernel_args(kinds: tuple) -> tuple[KernelArg, ...]:
@@ -344,10 +366,16 @@ def _kernel_args(kinds: tuple) -> tuple[KernelArg, ...]:
 
 
 def _chunks(items: int, profile: DeviceProfile) -> int:
-    """Items per work-item: enough work-items for every compute unit, and no more."""
+    """Items per work-item: enough work-items for every compute unit, and no
+    more; a divisor of the items, so that every chunk of the launch starts
+    where the first did, on the same alignment (a warp's runs then fill
+    whole lines: f32 -> s4 with 3 chunks touched 1.33x the lines)."""
     tuning = profile.tuning
     want = profile.compute_units * tuning.items_per_unit
-    return max(1, min(tuning.max_chunks, items // max(want, 1)))
+    chunks = max(1, min(tuning.max_chunks, items // max(want, 1)))
+    while items % chunks:
+        chunks -= 1
+    return chunks
 
 
 def plan_kernel(problem: Problem, profile: DeviceProfile) -> KernelPlan:
@@ -422,14 +450,66 @@ def _span(src_md: MemoryDesc, dst_md: MemoryDesc, elements: int) -> int:
 ELEMENTWISE_TYPES = ("f8_e5m2", "f8_e4m3", "s4", "u4", "f4_e2m1")
 
 
-def _vector_ok(src_md, dst_md, inner: Level, compute: str) -> bool:
-    """The innermost loop is contiguous on both sides and holds no dim whose
-    index matters (a merged loop: shuffle axis, masks and padding are never
-    merged), so whole vectors can move."""
-    return (inner.merged and inner.src_stride == 1 and inner.dst_stride == 1
-            and src_md.data_type not in ELEMENTWISE_TYPES
-            and dst_md.data_type not in ELEMENTWISE_TYPES
-            and not (dst_md.data_type == "bf16" and compute == "double"))
+#: Of those, the ones a run may still move as whole vectors: codes decoded
+#: and encoded lane by lane with bit operations (convert.cl.mako), 4-bit
+#: values unpacked from and packed into whole bytes.
+VECTOR_NARROW_TYPES = ("f8_e5m2", "f8_e4m3", "s4", "u4")
+
+
+def _vector_ok(src_md, dst_md, levels, vec: int, kinds, linear, compute: str,
+               shuffle=None) -> bool:
+    """A run of ``vec`` elements of the innermost loop moves as one vector:
+    it is contiguous on both sides, and whatever the kernel indexes along it
+    is the same over the run or loaded as a vector too.
+
+    The loop is a merged one (no dim the kernel indexes), or one dim d that
+    the source steps by one inside a block holding whole runs, where every
+    per-slice value is one per group of a multiple of ``vec`` elements (one
+    load per run: grouped scales) or one per element, consecutive in its
+    array (a vector load), and the destination's padding of d covers whole
+    runs. A 4-bit side needs every run to start on a byte."""
+    inner = levels[-1]
+    types = (src_md.data_type, dst_md.data_type)
+    if (vec < 2 or inner.dst_stride != 1
+            or any(t in ELEMENTWISE_TYPES and t not in VECTOR_NARROW_TYPES for t in types)
+            or compute == "double" and any(t in ELEMENTWISE_TYPES for t in types)
+            or dst_md.data_type == "bf16" and compute == "double"):
+        return False
+    if inner.merged:
+        if inner.src_stride != 1:
+            return False
+    elif shuffle is not None or not _runs_contiguous(src_md, dst_md, inner, vec, kinds):
+        return False  # (a shuffle's axis is read out of order)
+    src_const, _ = constant_offsets(src_md, dst_md, linear)
+    if src_md.dtype.packed and not _aligned(src_md, levels, inner, linear, 2, src_const, True):
+        return False  # a run starting mid-byte
+    return _nibble_mode(src_md, dst_md, levels, vec, linear) in (None, "pairs")
+
+
+def _runs_contiguous(src_md, dst_md, inner: Level, vec: int, kinds) -> bool:
+    """A run of the non-merged innermost loop over dim d (starting at a
+    multiple of ``vec``) is ``vec`` consecutive source elements and needs
+    one value, or ``vec`` consecutive values, of each per-slice array."""
+    (d,) = inner.dims
+    if inner.mult != 1 or _source_step(src_md, inner) != 1:
+        return False
+    # The source steps d by one inside its innermost block (or d is not
+    # blocked): runs must not cross a block's end.
+    if src_md.padded_offsets[d] % vec or (src_md.blocks[d] > 1
+                                          and _innermost_block(src_md, d) % vec):
+        return False
+    if dst_md.own_padded_dims[d] != dst_md.dims[d] and dst_md.dims[d] % vec:
+        return False
+    for kind in kinds[:4]:
+        mask = kind_mask(kind)
+        if not mask or not mask >> d & 1:
+            continue
+        groups = kind[1] if isinstance(kind, tuple) else None
+        arg = KernelArg("", "float", "", mask, groups)
+        group = arg.group(d, dst_md.ndims)
+        if group % vec and not (group == 1 and mask.bit_length() - 1 == d):
+            return False
+    return True
 
 
 def _nibble_mode(src_md, dst_md, levels, vec: int, linear) -> str | None:
@@ -476,7 +556,8 @@ def _plan_cpu(problem, profile, levels, special, padded, common) -> KernelPlan:
     lanes_ok = {d for d in range(dst_md.ndims) if d not in padded and all(
         not (mask and mask >> d & 1) or mask.bit_length() - 1 == d and not isinstance(kind, tuple)
         for mask, kind in zip(masks, kinds[:4]))}
-    blocked = (_block_transpose(src_md, levels, special - lanes_ok, tuning)
+    sizes = tuning.byte_block_sizes if dst_md.dtype.bits == 8 else tuning.block_sizes
+    blocked = (_block_transpose(src_md, levels, special - lanes_ok, sizes)
                if transposable else None)
     if blocked:
         levels, block = blocked
@@ -493,16 +574,29 @@ def _plan_cpu(problem, profile, levels, special, padded, common) -> KernelPlan:
         inner = levels[-1]
         # Measured on PoCL: a work-item that also ran the next loop out (64
         # elements for OIhw4i16o4i) was 1.8x slower than 4 elements per item.
-        vec = next(v for v in (16, 8, 4, 2, 1) if inner.extent % v == 0)
+        # Whole vectors where both sides are contiguous along the innermost
+        # loop (measured on PoCL, f32->s8: 8.7 ms against 13.7 ms): the
+        # longest run that moves as one (a group of 8 values: 8), else the
+        # longest run.
+        runs = [v for v in (16, 8, 4, 2, 1) if inner.extent % v == 0]
+        vec = next((v for v in runs if _vector_ok(src_md, dst_md, levels, v, kinds,
+                                                  common["linear"], common["compute"],
+                                                  common["shuffle"])), runs[0])
     inner = levels[-1]
     items = math.prod(lv.extent for lv in levels) // vec // max(block, 1)
-    # Whole vectors where both sides are contiguous along the innermost loop
-    # (measured on PoCL, f32->s8: 8.7 ms against 13.7 ms).
-    vector = not block and vec > 1 and _vector_ok(src_md, dst_md, inner, common["compute"])
+    vector = not block and _vector_ok(src_md, dst_md, levels, vec, kinds, common["linear"],
+                                      common["compute"], common["shuffle"])
+    # PoCL splits vstoreN of 1- and 2-byte elements into N stores (f32 ->
+    # f8_e4m3: 0.5 of copy, 0.85 with one typed store): typed stores where
+    # every vector or transposed row provably starts on its size.
+    typed_store = ((vector or block > 0) and dst_md.dtype.bits < 32
+                   and dst_md.data_type != "f16"  # (vstore_half, not a vector store)
+                   and _typed_vectors(src_md, dst_md, levels, vec, common["linear"], profile,
+                                      sides=("dst",)))
     span = _span(src_md, dst_md, items * vec * max(block, 1))
     return KernelPlan(levels=tuple(levels), vec=vec, items=items,
                       chunks=_chunks(items, profile), wide_index=span >= 2**31,
-                      fastest=fastest, block=block, vector=vector,
+                      fastest=fastest, block=block, vector=vector, typed_store=typed_store,
                       nibbles=_nibble_mode(src_md, dst_md, levels, vec, common["linear"]),
                       **common)
 
@@ -530,25 +624,21 @@ def _plan_gpu(problem, profile, levels, common) -> KernelPlan:
     # Striped: work-item t moves the t-th vector (or element) of the
     # destination's order, and again t + launch, t + 2 launch, ...
     fastest = tuple(range(len(levels) - 1, -1, -1))
-    vec = 1
-    if _vector_ok(src_md, dst_md, inner, common["compute"]):
-        widest = max(src_md.dtype.bits, dst_md.dtype.bits) // 8
-        vec = next(v for v in (16, 8, 4, 2, 1)
-                   if v * widest <= tuning.vector_bytes and inner.extent % v == 0)
-    elif dst_md.dtype.packed and inner.dst_stride == 1 and inner.extent % 2 == 0:
+    linear = common["linear"]
+    widest = max(src_md.dtype.bits, dst_md.dtype.bits) // 8
+    vec = next((v for v in (16, 8, 4, 2) if v * widest <= tuning.vector_bytes
+                and inner.extent % v == 0 and _vector_ok(src_md, dst_md, levels, v,
+                                                         problem.attr_kinds, linear,
+                                                         common["compute"], shuffle)), 1)
+    vector = vec > 1
+    if vec == 1 and dst_md.dtype.packed and inner.dst_stride == 1 and inner.extent % 2 == 0:
         vec = 2  # two nibbles per work-item: a byte, when the run starts on one
     items = math.prod(lv.extent for lv in levels) // vec
-    aligned = False
-    if vec > 1 and not dst_md.dtype.packed:
-        sizes = [src_md.dtype.bits // 8 * vec, dst_md.dtype.bits // 8 * vec]
-        src_const, dst_const = constant_offsets(src_md, dst_md, common["linear"])
-        aligned = (max(sizes) <= profile.base_align
-                   and _aligned(src_md, levels, inner, common["linear"], vec, src_const, True)
-                   and _aligned(dst_md, levels, inner, common["linear"], vec, dst_const, False))
+    aligned = vector and _typed_vectors(src_md, dst_md, levels, vec, linear, profile)
     span = _span(src_md, dst_md, items * vec)
     return KernelPlan(levels=tuple(levels), vec=vec, items=items, chunks=_chunks(items, profile),
                       wide_index=span >= 2**31, fastest=fastest,
-                      vector=vec > 1 and not dst_md.dtype.packed, aligned=aligned,
+                      vector=vector, aligned=aligned,
                       nibbles=_nibble_mode(src_md, dst_md, levels, vec, common["linear"]),
                       **common)
 

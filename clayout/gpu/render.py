@@ -161,24 +161,53 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
     padding = " || ".join(f"i{d} >= {c.lit(dst.dims[d])}" for d in needed
                           if dst.own_padded_dims[d] != dst.dims[d])
 
-    slice_index, lane_args = {}, set()
-    lanes = levels[last - 1] if plan.block else None
+    # Per-slice values that vary along the loaded vectors, one per lane:
+    # loaded as vectors too (name -> lanes). The plan made sure they are
+    # consecutive in their arrays; values of a group holding the whole run
+    # are one scalar load.
+    slice_index, lane_args = {}, {}
+    lanes = levels[last - 1] if plan.block else inner if plan.vector else None
     for arg in plan.args:
         if arg.per_slice:
             slice_index[arg.name] = _slice_index(c, arg, dst.dims)
             if (lanes is not None and not lanes.merged and arg.mask >> lanes.dims[0] & 1
                     and arg.group(lanes.dims[0], dst.ndims) == 1):
-                lane_args.add(arg.name)  # one value per lane: loaded as a vector
+                lane_args[arg.name] = plan.block or vec
 
+    values = _values(plan, kernel_name, c)
+    values["typed_store"] = plan.typed_store
+    if plan.vector:
+        values["helpers"] = _vector_helpers(plan, values["helpers"])
     step = levels[last - 1].dst_stride if plan.block else 0
     return render_template(
-        "reorder.cl.mako", **_values(plan, kernel_name, c),
+        "reorder.cl.mako", **values,
         work=_work(plan), slice_index=slice_index, lane_args=lane_args, items=plan.items,
         chunks=plan.chunks, launch=plan.launch_items, vec=vec, block=plan.block,
         vector=plan.vector, decomposition=decomposition, bases=bases, element=element,
         s_off=c.sum(["s_base"] + s_terms), d_off=c.sum(["d_base"] + d_terms), padding=padding,
         transpose_offsets=[c.sum(["d_base", c.lit(j * step) if j else None])
                            for j in range(plan.block)])
+
+
+def _vector_helpers(plan: KernelPlan, helpers: set) -> set:
+    """The helper functions of a vector plan: the narrow types' ones at its
+    width (8-bit float decoders and encoders, nibble unpacking for a 4-bit
+    source or a 4-bit destination read for a sum, packing) instead of the
+    one-value ones, which it never calls."""
+    f8 = ("f8_e5m2", "f8_e4m3")
+    sdt, ddt, n = plan.src_md.data_type, plan.dst_md.data_type, plan.vec
+    out = {h for h in helpers if h not in f8 + ("nibble",)}
+    if plan.attr_kinds == NO_ATTR_KINDS and sdt == ddt:
+        return out  # a bit copy converts nothing
+    reads = [sdt] + ([ddt] if plan.attr_kinds[4] else [])  # a sum reads the destination
+    out |= {f"{dt}_to_float_x{n}" for dt in reads if dt in f8}
+    if ddt in f8:
+        out.add(f"float_to_{ddt}_x{n}")
+    if any(dt in ("s4", "u4") for dt in reads):
+        out.add(f"unpack_nibbles{n}")
+    if ddt in ("s4", "u4"):
+        out.add(f"pack_nibbles{n}")
+    return out
 
 
 def _values(plan: KernelPlan, kernel_name: str | None, c: _Expressions) -> dict:
@@ -204,7 +233,8 @@ def _values(plan: KernelPlan, kernel_name: str | None, c: _Expressions) -> dict:
         fp64=plan.compute == "double", helpers=helpers, idx="ulong" if plan.wide_index else "uint",
         lit=c.lit, indent=indent, declaration=declaration, storage=STORAGE,
         src_type=STORAGE[sdt], dst_type=STORAGE[ddt], src_dt=sdt, dst_dt=ddt, ct=plan.compute,
-        args={a.field: a for a in plan.args}, aligned=plan.aligned, nibbles=plan.nibbles,
+        args={a.field: a for a in plan.args}, aligned=plan.aligned, typed_store=False,
+        nibbles=plan.nibbles,
         bit_copy=bit_copy, saturate_only=no_attr and sdt in INTEGERS and ddt in INTEGERS)
 
 
@@ -308,7 +338,7 @@ def _render_tiled(plan: KernelPlan, kernel_name: str | None, c: _Expressions) ->
         box_text=box_text, banks=BANKS, local_elements=tile.local_elements, starts=starts,
         read=read, write=phase_values(tile.write, False),
         s_off=c.sum(s_parts + s_terms, src_const), d_off=c.sum(d_parts, dst_const),
-        slice_index=slice_index, lane_args=set(), block=0)
+        slice_index=slice_index, lane_args={}, block=0)
 
 
 def _slice_index(c: _Expressions, arg: KernelArg, dims: tuple[int, ...]) -> str:

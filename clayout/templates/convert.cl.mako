@@ -2,25 +2,46 @@
 ## and storing back, shared by every kernel template. The including
 ## template's values (ct, args, storage, ...) are in scope.
 <%!
+    from types import SimpleNamespace
+
     # The C spelling of each storage conversion, by data type.
     INT_TYPES = {"s32": "int", "s8": "char", "u8": "uchar", "s4": "char", "u4": "uchar"}
     INT_RANGE = {"s32": (-2147483648, 2147483520), "s8": (-128, 127), "u8": (0, 255),
                  "s4": (-8, 7), "u4": (0, 15)}
     # Types decoded and encoded by the helper functions below.
     SMALL_FLOATS = ("f8_e5m2", "f8_e4m3", "f4_e2m1")
+    # Two elements to a byte, the first in the low nibble.
+    PACKED = ("s4", "u4", "f4_e2m1")
+    # The 8-bit floats' fields: exponent bits, mantissa bits, bias.
+    F8 = {"f8_e5m2": (5, 2, 15), "f8_e4m3": (4, 3, 7)}
 %>\
 <%def name="vector_load(dt, ptr, off, n)">\
 ## n elements at ptr + off, as a vector of dt's storage type: a typed access
 ## where the plan proved them aligned (the compiler then emits one vector
-## load; vloadN only promises element alignment).
-% if aligned:
+## load; vloadN only promises element alignment). n 4-bit elements (n even,
+## off even) are the n / 2 bytes holding them.
+% if dt in PACKED and n == 2:
+${ptr}[${off} >> 1]\
+% elif dt in PACKED and aligned:
+*(__global const uchar${n // 2} *)(${ptr} + (${off} >> 1))\
+% elif dt in PACKED:
+vload${n // 2}(0, ${ptr} + (${off} >> 1))\
+% elif aligned:
 *(__global const ${storage[dt]}${n} *)(${ptr} + ${off})\
 % else:
 vload${n}(0, ${ptr} + ${off})\
 % endif
 </%def>\
 <%def name="vector_store(dt, value, off, n)">\
-% if aligned:
+## n elements at dst + off (4-bit ones: value holds their n / 2 bytes), by
+## a typed store where the plan proved the destination's vectors aligned.
+% if dt in PACKED and n == 2:
+dst[${off} >> 1] = ${value};
+% elif dt in PACKED and (aligned or typed_store):
+*(__global uchar${n // 2} *)(dst + (${off} >> 1)) = ${value};
+% elif dt in PACKED:
+vstore${n // 2}(${value}, 0, dst + (${off} >> 1));
+% elif aligned or typed_store:
 *(__global ${storage[dt]}${n} *)(dst + ${off}) = ${value};
 % else:
 vstore${n}(${value}, 0, dst + ${off});
@@ -28,7 +49,14 @@ vstore${n}(${value}, 0, dst + ${off});
 </%def>\
 <%def name="load(dt, ptr, off, n, space='__global')">\
 ## Element ``off`` of ``ptr`` (type dt) as the compute type, or n of them as a vector.
-% if dt == "s4":
+% if dt == "s4" and n > 1:
+## (the code shifted to the top of a char and back: its sign extended)
+convert_${ct}${n}(as_char${n}(unpack_nibbles${n}(${vector_load(dt, ptr, off, n)}) << 4) >> 4)\
+% elif dt == "u4" and n > 1:
+convert_${ct}${n}(unpack_nibbles${n}(${vector_load(dt, ptr, off, n)}))\
+% elif dt in F8 and n > 1:
+${dt}_to_float_x${n}(${vector_load(dt, ptr, off, n)})\
+% elif dt == "s4":
 convert_${ct}((int)(nibble(${ptr}, ${off}) << 28) >> 28)\
 % elif dt == "u4":
 convert_${ct}(nibble(${ptr}, ${off}))\
@@ -67,7 +95,9 @@ ${vector_load(dt, ptr, off, n)}\
 ## integers saturated with NaN -> 0 (spelled out, not convert_*_sat_rte:
 ## the built-ins vectorise poorly on PoCL).
 <% vec = "" if n == 1 else str(n); f = "f" if ct == "float" else "" %>\
-% if dt in SMALL_FLOATS:
+% if dt in SMALL_FLOATS and n > 1:
+float_to_${dt}_x${n}(${x})\
+% elif dt in SMALL_FLOATS:
 float_to_${dt}(${x})\
 % elif dt in ("f32", "f64") and storage[dt] == ct:
 ${x}\
@@ -109,9 +139,18 @@ ${to_storage(dt, x, 1)}\
 ((uint)${to_storage(dt, x, 1)} & 15u)\
 % endif
 </%def>\
+<%def name="codes(dt, x, n)">\
+## Compute-type values x (a vector of n) as 4-bit codes of dt, in the low
+## nibbles of a uint vector: rounded to nearest even and saturated as
+## to_storage does, the two's complement kept for s4.
+<% low, high = INT_RANGE[dt] %>\
+(as_uint${n}(as_int${n}(clamp(select(${x}, (${ct}${n})0, isnan(${x})), ${low}.0f, ${high}.0f) + 12582912.0f) - 0x4b400000) & 15u)\
+</%def>\
 <%def name="store(dt, off, x, n)">\
 ## Store compute-type value(s) x as dt at dst[off].
-% if dt == "f16" and n == 1:
+% if dt in ("s4", "u4") and n > 1:
+${vector_store(dt, f"pack_nibbles{n}({capture(codes, dt, x, n)})", off, n)}\
+% elif dt == "f16" and n == 1:
 vstore_half_rte(${x}, ${off}, (__global half *)dst);
 % elif dt == "f16":
 vstore${"a" if aligned else ""}_half${n}_rte(${x}, 0, (__global half *)(dst + ${off}));
@@ -125,9 +164,9 @@ ${vector_store(dt, capture(to_storage, dt, x, n), off, n)}\
 ## An attribute's value for the current element, in the compute type (a
 ## vector of one value per lane when it varies along the loaded vector).
 % if arg.name in lane_args and arg.c_type == ct:
-vload${block}(0, ${arg.name} + ${slice_index[arg.name]})\
+vload${lane_args[arg.name]}(0, ${arg.name} + ${slice_index[arg.name]})\
 % elif arg.name in lane_args:
-convert_${ct}${block}(vload${block}(0, ${arg.name} + ${slice_index[arg.name]}))\
+convert_${ct}${lane_args[arg.name]}(vload${lane_args[arg.name]}(0, ${arg.name} + ${slice_index[arg.name]}))\
 % elif arg.per_slice:
 (${ct})${arg.name}[${slice_index[arg.name]}]\
 % else:
@@ -158,6 +197,73 @@ x = x / ${attr_value(args["dst_scales"])};
 x = x + ${attr_value(args["dst_zero_point"])};
 % endif
 </%def>\
+<%def name="f8_fields(dt, n)">\
+## The numbers of an 8-bit float's codec (see f8_decoder, f8_encoder).
+<%
+    e, m, b = F8[dt]
+    return SimpleNamespace(
+        m=m, b=b, v="" if n == 1 else str(n), x="" if n == 1 else f"_x{n}",
+        drop=23 - m,                      # f32 mantissa bits the format lacks
+        rebias=127 - b,                   # added to the format's exponent field
+        min_normal=(128 - b) << 23,       # 2^(1 - b) as f32 bits
+        step=1 - b - m,                   # log2 of the subnormals' step
+        magic=(1 - b - m + 23 + 127) << 23,  # 2^(step + 23): its f32 step is 2^step
+        top=(1 << (e + m)) - (1 << m))    # exponent field all ones, mantissa 0
+%>\
+</%def>\
+<%def name="f8_decoder(dt, n)">\
+## An 8-bit float's codes as floats, one (n == 1) or a vector of n at a
+## time: bit operations and selects, no branches, so that it vectorises.
+## Exact: every code's value is an f32.
+<% f = f8_fields(dt, n); v, x = f.v, f.x %>\
+#ifndef CLAYOUT_${dt.upper()}_TO_FLOAT${x.upper()}
+#define CLAYOUT_${dt.upper()}_TO_FLOAT${x.upper()}
+
+inline float${v} ${dt}_to_float${x}(uchar${v} code)
+{
+    const uint${v} c = convert_uint${v}(code), a = c & 0x7fu;
+    // Normal: the fields moved into place, the exponent rebiased; exponent
+    // field 0: the mantissa times the subnormals' step.
+    float${v} f = select(as_float${v}((a << ${f.drop}) + ${hex(f.rebias << 23)}u),
+                     convert_float${v}(a) * 0x1p${f.step}f, a < ${1 << f.m}u);
+% if dt == "f8_e5m2":
+    f = select(f, as_float${v}((uint${v})0x7f800000u), a == ${hex(f.top)}u);  // inf
+    f = select(f, as_float${v}((uint${v})0x7fc00000u), a > ${hex(f.top)}u);   // NaN
+% else:
+    f = select(f, as_float${v}((uint${v})0x7fc00000u), a == 0x7fu);  // the only NaN; no inf
+% endif
+    return as_float${v}(as_uint${v}(f) | (c & 0x80u) << 24);
+}
+#endif
+</%def>\
+<%def name="f8_encoder(dt, n)">\
+## Floats as an 8-bit float's codes, one or n at a time, without branches:
+## rounded once, to nearest even, with the format's overflow and NaN rules.
+<% f = f8_fields(dt, n); v, x = f.v, f.x %>\
+#ifndef CLAYOUT_FLOAT_TO_${dt.upper()}${x.upper()}
+#define CLAYOUT_FLOAT_TO_${dt.upper()}${x.upper()}
+
+inline uchar${v} float_to_${dt}${x}(float${v} x)
+{
+    const uint${v} u = as_uint${v}(x), a = u & 0x7fffffffu;
+    // Normal: the mantissa rounded to ${f.m} bits, to nearest even, in the
+    // integer bits (a carry moves into the exponent, as it should), then
+    // the exponent rebiased.
+    uint${v} code = ((a + ${hex((1 << (f.drop - 1)) - 1)}u + (a >> ${f.drop} & 1u)) >> ${f.drop}) - ${hex(f.rebias << f.m)}u;
+    // Below 2^${1 - f.b}: adding 2^${f.step + 23}, whose step is the subnormals'
+    // (2^${f.step}), rounds |x| to nearest even and leaves its code in the
+    // low bits (an f32 subnormal flushed to zero rounds to 0 all the same).
+    code = select(code, as_uint${v}(as_float${v}(a) + 0x1p${f.step + 23}f) - ${hex(f.magic)}u, a < ${hex(f.min_normal)}u);
+% if dt == "f8_e5m2":
+    code = select(code, (uint${v})${hex(f.top)}u, a >= 0x47700000u);  // 61440 and above round past 57344: inf
+    code = select(code, (uint${v})${hex(f.top | 1 << (f.m - 1))}u, a > 0x7f800000u);  // NaN stays NaN
+% else:
+    code = select(code, (uint${v})0x7fu, a > 0x43e80000u);  // NaN, inf, and above 464 (past 448): NaN
+% endif
+    return convert_uchar${v}(code | (u >> 24 & 0x80u));
+}
+#endif
+</%def>\
 <%def name="helper_functions()">\
 % if "nibble" in helpers:
 #ifndef CLAYOUT_NIBBLE
@@ -167,7 +273,7 @@ x = x + ${attr_value(args["dst_zero_point"])};
 inline uint nibble(__global const uchar *p, ulong i) { return (p[i >> 1] >> ((i & 1) << 2)) & 15u; }
 #endif
 % endif
-% if helpers & set(SMALL_FLOATS):
+% if "f4_e2m1" in helpers:
 #ifndef CLAYOUT_SMALL_FLOATS
 #define CLAYOUT_SMALL_FLOATS
 
@@ -203,48 +309,45 @@ inline uint float_to_small(float x, uint e, uint m, int b)
 }
 #endif
 % endif
-% if "f8_e5m2" in helpers:
-#ifndef CLAYOUT_F8_E5M2
-#define CLAYOUT_F8_E5M2
+## The 8-bit floats' codecs: both directions for one value (helper "f8_e4m3"),
+## vector ones by their function names ("float_to_f8_e4m3_x16").
+% for dt in F8:
+%   if dt in helpers:
+${f8_decoder(dt, 1)}\
+${f8_encoder(dt, 1)}\
+%   endif
+%   for h in sorted(helpers, key=str):
+%     if h.startswith(f"{dt}_to_float_x"):
+${f8_decoder(dt, int(h.rsplit("_x", 1)[1]))}\
+%     elif h.startswith(f"float_to_{dt}_x"):
+${f8_encoder(dt, int(h.rsplit("_x", 1)[1]))}\
+%     endif
+%   endfor
+% endfor
+% for n in sorted(int(h[len("unpack_nibbles"):]) for h in helpers if h.startswith("unpack_nibbles")):
+#ifndef CLAYOUT_UNPACK_NIBBLES${n}
+#define CLAYOUT_UNPACK_NIBBLES${n}
 
-inline float f8_e5m2_to_float(uchar c)
+// The ${n} 4-bit codes held by ${n // 2} bytes, one per lane, the low nibble first.
+inline uchar${n} unpack_nibbles${n}(uchar${n // 2 if n > 2 else ""} b)
 {
-    if ((c & 0x7c) == 0x7c)  // the top exponent: inf, or NaN
-        return as_float((uint)(c >> 7) << 31 | ((c & 3) ? 0x7fc00000u : 0x7f800000u));
-    return small_to_float(c, 5, 2, 15);
-}
-
-inline uchar float_to_f8_e5m2(float x)
-{
-    const uint s = as_uint(x) >> 24 & 0x80u, a = as_uint(x) & 0x7fffffffu;
-    if (a > 0x7f800000u)
-        return (uchar)(s | 0x7eu);  // NaN stays NaN
-    if (a >= 0x47700000u)
-        return (uchar)(s | 0x7cu);  // 61440 and above round past 57344: inf
-    return (uchar)float_to_small(x, 5, 2, 15);
-}
-#endif
-% endif
-% if "f8_e4m3" in helpers:
-#ifndef CLAYOUT_F8_E4M3
-#define CLAYOUT_F8_E4M3
-
-inline float f8_e4m3_to_float(uchar c)
-{
-    if ((c & 0x7f) == 0x7f)  // the only NaN codes; there is no inf
-        return as_float((uint)(c >> 7) << 31 | 0x7fc00000u);
-    return small_to_float(c, 4, 3, 7);
-}
-
-inline uchar float_to_f8_e4m3(float x)
-{
-    const uint s = as_uint(x) >> 24 & 0x80u, a = as_uint(x) & 0x7fffffffu;
-    if (a > 0x43e80000u)
-        return (uchar)(s | 0x7fu);  // NaN, inf, and above 464 (past 448): NaN
-    return (uchar)float_to_small(x, 4, 3, 7);
+    const uchar${n // 2 if n > 2 else ""} lo = b & (uchar)15, hi = b >> 4;
+%   if n == 2:
+    return (uchar2)(lo, hi);
+%   else:
+    return (uchar${n})(${", ".join(f"lo.s{'0123456789abcdef'[j]}, hi.s{'0123456789abcdef'[j]}" for j in range(n // 2))});
+%   endif
 }
 #endif
-% endif
+% endfor
+% for n in sorted(int(h[len("pack_nibbles"):]) for h in helpers if h.startswith("pack_nibbles")):
+#ifndef CLAYOUT_PACK_NIBBLES${n}
+#define CLAYOUT_PACK_NIBBLES${n}
+
+// ${n} 4-bit codes (the low nibbles of c) as ${n // 2} bytes, the first in the low nibble.
+inline uchar${n // 2 if n > 2 else ""} pack_nibbles${n}(uint${n} c) { return convert_uchar${n // 2 if n > 2 else ""}(c.even | c.odd << 4); }
+#endif
+% endfor
 % if "f4_e2m1" in helpers:
 #ifndef CLAYOUT_F4_E2M1
 #define CLAYOUT_F4_E2M1

@@ -110,12 +110,13 @@ code = ${to_code(dst_dt, "x")};
 % endif
 </%def>\
 <%def name="vectors()">\
-## ${vec} elements contiguous on both sides, as one vector.
+## ${vec} elements contiguous on both sides, as one vector (4-bit ones:
+## ${vec // 2} whole bytes, the plan's "pairs").
 const int k = 0;
 ${element_offsets(True)}\
 % if padding:
 if (${padding}) {
-    ${vector_store(dst_dt, f"({dst_type}{vec})0", "d_off", vec)}\
+    ${vector_store(dst_dt, f"({dst_type}{vec // 2 if vec > 2 else ''})0" if nibbles else f"({dst_type}{vec})0", "d_off", vec)}\
 } else {
 ${indent(capture(convert, vec), 4)}\
 }
@@ -147,18 +148,64 @@ ${indent(capture(apply_attributes, block, None), 4)}\
 %   endif
 }
 % endfor
+${transpose_rows(vector)}\
+</%def>\
+<%def name="transpose_rows(vector)">\
+## The rows r0..r${block - 1} stored transposed, after log2(${block}) rounds
+## that each zip rows 2i and 2i+1 into rows i and i + ${block // 2}, in units
+## twice as wide as the round before: one unpack instruction per zip
+## (written lane by lane, a transpose becomes many shuffles on PoCL). Row j
+## then holds column bitrev(j).
+<%
+    size = {"char": 1, "uchar": 1, "short": 2, "ushort": 2, "int": 4, "uint": 4, "float": 4}[dst_type]
+    hexd = "0123456789abcdef"
+    rows, unit, rnd = [f"r{k}" for k in range(block)], size, 0
+    bits = block.bit_length() - 1
+%>\
+// Transposed in ${bits} rounds of zips (one unpack instruction each): row j
+// of the last round holds column ${"bitrev(j)" if bits > 1 else "j"}.
+% while unit < size * block:
+<%
+    lanes = size * block // unit
+    # Units of up to 8 bytes are the lanes of a vector type; a round of
+    # 16-byte units zips the rows' halves.
+    view = f"{ {1: 'char', 2: 'short', 4: 'int', 8: 'long'}[unit]}{lanes}" if unit <= 8 else None
+    rnd += 1
+    out = [f"z{rnd}_{i}" for i in range(block)]
+%>\
+${vector} ${", ".join(out)};  // zipped in ${unit}-byte units
+%   for i in range(block // 2):
+%     if view is None:
+${out[i]} = (${vector})(${rows[2 * i]}.lo, ${rows[2 * i + 1]}.lo);
+${out[i + block // 2]} = (${vector})(${rows[2 * i]}.hi, ${rows[2 * i + 1]}.hi);
+%     else:
+<%
+    def cast(to, x):  # a reinterpretation, where the types differ
+        return x if view == vector else f"as_{to}({x})"
+    def zipped(lanes_of):
+        return cast(vector, f"({view})({', '.join(f'a.s{hexd[j]}, b.s{hexd[j]}' for j in lanes_of)})")
+%>\
+{
+    const ${view} a = ${cast(view, rows[2 * i])}, b = ${cast(view, rows[2 * i + 1])};
+    ${out[i]} = ${zipped(range(lanes // 2))};
+    ${out[i + block // 2]} = ${zipped(range(lanes // 2, lanes))};
+}
+%     endif
+%   endfor
+<% rows, unit = out, unit * 2 %>\
+% endwhile
 % for j in range(block):
-vstore${block}((${vector})(${", ".join(f"r{k}.s{'0123456789abcdef'[j]}" for k in range(block))}), 0, dst + ${transpose_offsets[j]});
+${vector_store(dst_dt, rows[int(format(j, f"0{bits}b")[::-1], 2)], transpose_offsets[j], block)}\
 % endfor
 </%def>\
 <%def name="item_body()">\
 ${decompose()}\
-% if nibbles:
+% if vector:
+${vectors()}\
+% elif nibbles:
 ${nibble_elements()}\
 % elif block:
 ${register_transpose()}\
-% elif vector:
-${vectors()}\
 % else:
 ${elements()}\
 % endif

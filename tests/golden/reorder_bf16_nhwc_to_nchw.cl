@@ -58,12 +58,77 @@ __kernel void reorder_bf16_acdb_to_bf16_abcd(__global const ushort *restrict src
         const uint s_off = s_base + k * 256u;
         r7 = vload8(0, src + s_off);
     }
-    vstore8((ushort8)(r0.s0, r1.s0, r2.s0, r3.s0, r4.s0, r5.s0, r6.s0, r7.s0), 0, dst + d_base);
-    vstore8((ushort8)(r0.s1, r1.s1, r2.s1, r3.s1, r4.s1, r5.s1, r6.s1, r7.s1), 0, dst + d_base + 3136u);
-    vstore8((ushort8)(r0.s2, r1.s2, r2.s2, r3.s2, r4.s2, r5.s2, r6.s2, r7.s2), 0, dst + d_base + 6272u);
-    vstore8((ushort8)(r0.s3, r1.s3, r2.s3, r3.s3, r4.s3, r5.s3, r6.s3, r7.s3), 0, dst + d_base + 9408u);
-    vstore8((ushort8)(r0.s4, r1.s4, r2.s4, r3.s4, r4.s4, r5.s4, r6.s4, r7.s4), 0, dst + d_base + 12544u);
-    vstore8((ushort8)(r0.s5, r1.s5, r2.s5, r3.s5, r4.s5, r5.s5, r6.s5, r7.s5), 0, dst + d_base + 15680u);
-    vstore8((ushort8)(r0.s6, r1.s6, r2.s6, r3.s6, r4.s6, r5.s6, r6.s6, r7.s6), 0, dst + d_base + 18816u);
-    vstore8((ushort8)(r0.s7, r1.s7, r2.s7, r3.s7, r4.s7, r5.s7, r6.s7, r7.s7), 0, dst + d_base + 21952u);
+    // Transposed in 3 rounds of zips (one unpack instruction each): row j
+    // of the last round holds column bitrev(j).
+    ushort8 z1_0, z1_1, z1_2, z1_3, z1_4, z1_5, z1_6, z1_7;  // zipped in 2-byte units
+    {
+        const short8 a = as_short8(r0), b = as_short8(r1);
+        z1_0 = as_ushort8((short8)(a.s0, b.s0, a.s1, b.s1, a.s2, b.s2, a.s3, b.s3));
+        z1_4 = as_ushort8((short8)(a.s4, b.s4, a.s5, b.s5, a.s6, b.s6, a.s7, b.s7));
+    }
+    {
+        const short8 a = as_short8(r2), b = as_short8(r3);
+        z1_1 = as_ushort8((short8)(a.s0, b.s0, a.s1, b.s1, a.s2, b.s2, a.s3, b.s3));
+        z1_5 = as_ushort8((short8)(a.s4, b.s4, a.s5, b.s5, a.s6, b.s6, a.s7, b.s7));
+    }
+    {
+        const short8 a = as_short8(r4), b = as_short8(r5);
+        z1_2 = as_ushort8((short8)(a.s0, b.s0, a.s1, b.s1, a.s2, b.s2, a.s3, b.s3));
+        z1_6 = as_ushort8((short8)(a.s4, b.s4, a.s5, b.s5, a.s6, b.s6, a.s7, b.s7));
+    }
+    {
+        const short8 a = as_short8(r6), b = as_short8(r7);
+        z1_3 = as_ushort8((short8)(a.s0, b.s0, a.s1, b.s1, a.s2, b.s2, a.s3, b.s3));
+        z1_7 = as_ushort8((short8)(a.s4, b.s4, a.s5, b.s5, a.s6, b.s6, a.s7, b.s7));
+    }
+    ushort8 z2_0, z2_1, z2_2, z2_3, z2_4, z2_5, z2_6, z2_7;  // zipped in 4-byte units
+    {
+        const int4 a = as_int4(z1_0), b = as_int4(z1_1);
+        z2_0 = as_ushort8((int4)(a.s0, b.s0, a.s1, b.s1));
+        z2_4 = as_ushort8((int4)(a.s2, b.s2, a.s3, b.s3));
+    }
+    {
+        const int4 a = as_int4(z1_2), b = as_int4(z1_3);
+        z2_1 = as_ushort8((int4)(a.s0, b.s0, a.s1, b.s1));
+        z2_5 = as_ushort8((int4)(a.s2, b.s2, a.s3, b.s3));
+    }
+    {
+        const int4 a = as_int4(z1_4), b = as_int4(z1_5);
+        z2_2 = as_ushort8((int4)(a.s0, b.s0, a.s1, b.s1));
+        z2_6 = as_ushort8((int4)(a.s2, b.s2, a.s3, b.s3));
+    }
+    {
+        const int4 a = as_int4(z1_6), b = as_int4(z1_7);
+        z2_3 = as_ushort8((int4)(a.s0, b.s0, a.s1, b.s1));
+        z2_7 = as_ushort8((int4)(a.s2, b.s2, a.s3, b.s3));
+    }
+    ushort8 z3_0, z3_1, z3_2, z3_3, z3_4, z3_5, z3_6, z3_7;  // zipped in 8-byte units
+    {
+        const long2 a = as_long2(z2_0), b = as_long2(z2_1);
+        z3_0 = as_ushort8((long2)(a.s0, b.s0));
+        z3_4 = as_ushort8((long2)(a.s1, b.s1));
+    }
+    {
+        const long2 a = as_long2(z2_2), b = as_long2(z2_3);
+        z3_1 = as_ushort8((long2)(a.s0, b.s0));
+        z3_5 = as_ushort8((long2)(a.s1, b.s1));
+    }
+    {
+        const long2 a = as_long2(z2_4), b = as_long2(z2_5);
+        z3_2 = as_ushort8((long2)(a.s0, b.s0));
+        z3_6 = as_ushort8((long2)(a.s1, b.s1));
+    }
+    {
+        const long2 a = as_long2(z2_6), b = as_long2(z2_7);
+        z3_3 = as_ushort8((long2)(a.s0, b.s0));
+        z3_7 = as_ushort8((long2)(a.s1, b.s1));
+    }
+    *(__global ushort8 *)(dst + d_base) = z3_0;
+    *(__global ushort8 *)(dst + d_base + 3136u) = z3_4;
+    *(__global ushort8 *)(dst + d_base + 6272u) = z3_2;
+    *(__global ushort8 *)(dst + d_base + 9408u) = z3_6;
+    *(__global ushort8 *)(dst + d_base + 12544u) = z3_1;
+    *(__global ushort8 *)(dst + d_base + 15680u) = z3_5;
+    *(__global ushort8 *)(dst + d_base + 18816u) = z3_3;
+    *(__global ushort8 *)(dst + d_base + 21952u) = z3_7;
 }

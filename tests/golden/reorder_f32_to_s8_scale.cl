@@ -18,5 +18,5 @@ __kernel void reorder_f32_abcd_to_s8_abcd(__global const float *restrict src,
     const uint d_off = d_base + k;
     float16 x = vload16(0, src + s_off);
     x = (float)src_scale * x;
-    vstore16(convert_char16(as_int16(clamp(select(x, (float16)0, isnan(x)), -128.0f, 127.0f) + 12582912.0f) - 0x4b400000), 0, dst + d_off);
+    *(__global char16 *)(dst + d_off) = convert_char16(as_int16(clamp(select(x, (float16)0, isnan(x)), -128.0f, 127.0f) + 12582912.0f) - 0x4b400000);
 }
