@@ -4,8 +4,10 @@ copy kernel (timed in alternation, same run), NumPy and, where installed, PyTorc
 GB/s counts bytes read plus bytes written; "% copy" is the median over the
 pairs of the case's GB/s over the copy kernel's. Times are medians of --repeats.
 Usage: python benchmarks/bench_reorder.py [--repeats N] [--shapes 8x256x56x56]
-       [--weights OxIxHxW (one shape for every 4-D weights case)] [--only TEXT]
+       [--weights OxIxHxW (one shape for every 4-D weights case)]
+       [--f8-shapes 16x256x56x56] [--only TEXT[,TEXT...]] [--narrow]
        [--json PATH (the numbers, for benchmarks/plot.py)]
+A second table repeats the narrow-type cases (issue 21) next to their targets.
 """
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ from common import (CopyKernel, clayout_run, cly, columns, copy_row, median_seco
 # name, src type, src tag, dst type, dst tag, attribute ("scale": one src
 # scale; "per-channel": src scales with mask 0b10; "groups": f16 src scales
 # per 1x32 group, and u4 zero points per group for a u4 source), weight dims
-# (None: the activation shapes of --shapes)
+# (None: the activation shapes of --shapes; F8_SHAPE: those of --f8-shapes)
+F8_SHAPE = (16, 256, 56, 56)
 CASES = [
     ("nchw->nhwc", "f32", "nchw", "f32", "nhwc", None, None),
     ("nhwc->nchw", "f32", "nhwc", "f32", "nchw", None, None),
@@ -37,7 +40,18 @@ CASES = [
     # Weight-only quantization of a large language model's matrix.
     ("f32->s4 1x32 groups", "f32", "ab", "s4", "ab", "groups", (4096, 4096)),
     ("u4->f16 1x32 groups", "u4", "ab", "f16", "ab", "groups", (4096, 4096)),
+    # 8-bit floats for activations (FP8 inference).
+    ("f32->f8_e4m3", "f32", "nchw", "f8_e4m3", "nchw", None, F8_SHAPE),
+    ("f8_e5m2->f32", "f8_e5m2", "nchw", "f32", "nchw", None, F8_SHAPE),
 ]
+#: The narrow-type cases of issue 21 and the share of copy each should reach.
+NARROW_TARGETS = {
+    "u4->f16 1x32 groups": 0.5,
+    "f32->s4 1x32 groups": 0.5,
+    "f32->f8_e4m3": 0.7,
+    "f8_e5m2->f32": 0.7,
+    "nchw->s8 nChw16c per-channel": 0.7,
+}
 GROUP = 32
 
 
@@ -65,6 +79,8 @@ def numpy_version(name, a, scales, zero_points=None):
         "bf16 nhwc->nchw": lambda: np.ascontiguousarray(a.transpose(0, 2, 3, 1)),
         "f32->f16": lambda: a.astype(np.float16),
         "f32->bf16": lambda: a.astype(ml_dtypes.bfloat16),
+        "f32->f8_e4m3": lambda: a.astype(ml_dtypes.float8_e4m3fn),
+        "f8_e5m2->f32": lambda: a.astype(np.float32),
         "f32->s8 scale": lambda: np.clip(np.rint(a * scales[0]), -128, 127).astype(np.int8),
         "nchw->s8 nChw16c per-channel": lambda: blocked(np.clip(np.rint(
             a * scales[None, :, None, None]), -128, 127).astype(np.int8), 16),
@@ -145,28 +161,56 @@ def run_case(case, dims, engine, stream, copies, torch, repeats):
     t, share = paired(clayout_run(prim, stream, src, dst), copy, moved, repeats)
     t_np = median_seconds(numpy_version(name, a, scales, zero_points), repeats)
     t_pt = None
-    if torch and sdt != "bf16" and a.ndim == 4:  # torch.from_numpy takes no ml_dtypes array
+    # torch.from_numpy takes no ml_dtypes array
+    if torch and sdt in ("f32", "s8") and ddt in ("f32", "s8", "f16", "bf16") and a.ndim == 4:
         t_pt = median_seconds(torch_version(torch, name, a, scales), repeats)
     return result_row(f"{name} {'x'.join(map(str, dims))}", prim.impl, t, moved, share,
                       t_np, t_pt)
+
+
+def narrow_rows(rows):
+    """The rows of the narrow-type cases, each with its target share and
+    whether the median of pairs reached it (the target also goes to --json)."""
+    out = []
+    for row in rows:
+        target = next((t for name, t in NARROW_TARGETS.items()
+                       if row["case"].startswith(name + " ")), None)
+        if target is None or "data" not in row:
+            continue
+        row["data"]["target_share"] = target
+        share = row["data"]["share_of_copy"]
+        out.append({**row, "target": f"{100 * target:.0f}%",
+                    "met": "-" if share is None else ("yes" if share >= target else "no")})
+    return out
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", default="8x256x56x56")
     parser.add_argument("--weights", default=None)
-    parser.add_argument("--only", default=None, help="run the cases whose name holds TEXT")
+    parser.add_argument("--f8-shapes", default="16x256x56x56",
+                        help="shapes of the 8-bit float cases")
+    parser.add_argument("--only", default=None,
+                        help="run the cases whose name holds TEXT (several: TEXT,TEXT)")
+    parser.add_argument("--narrow", action="store_true",
+                        help="run only the narrow-type cases of issue 21")
     args, engine, stream, torch = start(parser)
     activations = shapes(args.shapes)
     copies = {}
     rows = []
     for case in CASES:
-        if args.only and args.only not in case[0]:
+        if args.only and not any(text in case[0] for text in args.only.split(",")):
+            continue
+        if args.narrow and case[0] not in NARROW_TARGETS:
             continue
         weights = case[-1]
-        if weights is not None and args.weights and len(weights) == 4:
-            weights = shapes(args.weights)[0]
-        for dims in (activations if weights is None else [weights]):
+        if weights == F8_SHAPE:
+            cases = shapes(args.f8_shapes)
+        elif weights is None:
+            cases = activations
+        else:
+            cases = [shapes(args.weights)[0] if args.weights and len(weights) == 4 else weights]
+        for dims in cases:
             rows.append(run_case(case, dims, engine, stream, copies, torch, args.repeats))
     for nbytes, copy in sorted(copies.items()):
         row = copy_row(copy)
@@ -174,6 +218,10 @@ def main():
         rows.insert(0, row)
     print_table("reorder, each case against a copy kernel moving as many bytes", rows,
                 columns(torch is not None))
+    narrow = narrow_rows(rows)
+    if narrow:
+        print_table("narrow types (issue 21): share of copy against the target", narrow,
+                    ["case", "impl", "GB/s", "% copy", "target", "met"])
     write_json(args.json, "reorder", engine, rows, copies.values())
 
 

@@ -140,7 +140,7 @@ def test_the_benchmark_access_table_prints_every_case():
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     rows = [line for line in done.stdout.splitlines() if line.startswith("| ")][1:]
-    assert len(rows) == 20 and all(" tiled " in r or " striped " in r for r in rows)
+    assert len(rows) == 22 and all(" tiled " in r or " striped " in r for r in rows)
 
 
 @pytest.mark.parametrize("dst_dims, offsets", [
