@@ -149,7 +149,8 @@ class _Primitive:
                 f"does not run in place; give a destination of its own")
         wait = check_wait_for(wait_for, self.engine)
         values = None
-        if self._takes_values or any(v is not None for v in given):
+        if self._takes_values or src_scales is not None or dst_scales is not None or \
+                src_zero_points is not None or dst_zero_points is not None:
             values = resolve(self._value_spec, given, src.md.dims, self.engine,
                              counted=not self.src_md.is_runtime)
         log = verbose.enabled()

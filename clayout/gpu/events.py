@@ -52,14 +52,24 @@ class PendingWrites:
 
     def add(self, event, queue=None, md=None):
         """Record a write of ``md`` (None: anywhere), enqueued on ``queue``."""
+        same = queue if queue is not None and in_order(queue) else None
         with self.lock:
-            self._prune()
-            if queue is not None and in_order(queue):
-                earlier = [e for e in self._entries if e[1] == queue]
-                if any(e[2] is None or e[2] != md for e in earlier):
-                    md = None  # now stands for writes elsewhere too
-                self._entries = [e for e in self._entries if e[1] != queue]
-            self._entries.append((event, queue, md))
+            # One pass: drop the finished, keep the failed for the next
+            # reader, and let this event stand for its queue's earlier ones.
+            kept = []
+            for entry in self._entries:
+                status = entry[0].command_execution_status
+                if status < 0:
+                    self._failed.append(entry)
+                elif status == _DONE:
+                    continue
+                elif same is not None and (entry[1] is same or entry[1] == same):
+                    if entry[2] is None or entry[2] != md:
+                        md = None  # now stands for writes elsewhere too
+                else:
+                    kept.append(entry)
+            kept.append((event, queue, md))
+            self._entries = kept
 
     def wait_list(self, queue=None, md=None) -> list:
         """The pending events that may touch ``md`` (None: anywhere), for a
