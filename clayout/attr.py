@@ -10,6 +10,7 @@ import numpy as np
 
 from .dtypes import DATA_TYPES, DataTypeLike, data_type as _data_type, f64_to_f32_odd
 from .errors import InvalidArgumentError
+from .memory_desc import RUNTIME_DIM
 
 
 class _PerSlice:
@@ -155,7 +156,9 @@ class _PerSlice:
         return self.mask if self.groups is None else (self.mask, self.groups)
 
     def check(self, dims: tuple[int, ...], arg: str) -> None:
-        """Raise InvalidArgumentError unless the mask, groups and value count fit ``dims``."""
+        """Raise InvalidArgumentError unless the mask, groups and value count fit
+        ``dims`` (of a runtime pattern: the groups of its runtime dims and the
+        count wait for each execution's dims)."""
         if self.mask >> len(dims):
             raise InvalidArgumentError(
                 f"{arg} {self._what} mask {self.mask:#b} names a dim beyond the "
@@ -174,7 +177,7 @@ class _PerSlice:
                     raise InvalidArgumentError(
                         f"{arg} {self._what} group {g} on dim {d}: dim {d} is not in "
                         f"the mask {self.mask:#b}")
-                if dims[d] % g:
+                if dims[d] != RUNTIME_DIM and dims[d] % g:  # a runtime dim: at execute
                     raise InvalidArgumentError(
                         f"{arg} {self._what} group {g} does not divide dim {d} "
                         f"({dims[d]}) of {dims!r}")

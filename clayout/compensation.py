@@ -141,7 +141,7 @@ def adjusted_values(values: dict, scale_adjust: float, problem, dims) -> dict:
             f"{scale_adjust:g}: give them as NumPy values (each is multiplied by "
             f"scale_adjust on the host)")
     scales = adjusted_attr(Attr(src_scales=given.host), scale_adjust).src_scales
-    return {**values, "src_scales": type(given)(given.field, host=scales)}
+    return {**values, "src_scales": type(given)(given.slot, host=scales)}
 
 
 def data_problem(problem):

@@ -15,13 +15,13 @@ What each value may be:
 - a clayout Memory on the primitive's engine, a pyopencl Array or Buffer of
   its context (OpenCL engines), holding the values from its first byte, as
   the kernels read them (f32 scales, s32 zero points), or in the declared
-  data type (then a device reorder widens them first). A Buffer has no type:
-  it holds f32 scales or s32 zero points. Nothing comes back to the host.
+  data type (then a device reorder, made with the primitive, widens them
+  first). A Buffer has no type: it holds f32 scales or s32 zero points.
+  For a kernel nothing comes back to the host; the host path copies them on
+  the stream at execute and reads the copy on its worker.
 """
 from __future__ import annotations
 
-import threading
-import weakref
 from collections.abc import Sequence
 from typing import Any, Union
 
@@ -30,7 +30,7 @@ import numpy as np
 from .attr import PER_SLICE_FIELDS, Attr
 from .errors import InvalidArgumentError, UnimplementedError
 from .memory import Memory, _allocate, _is_cl_array, _is_cl_buffer
-from .memory_desc import MemoryDesc
+from .memory_desc import RUNTIME_DIM, MemoryDesc
 
 try:  # pyopencl is a dependency, but the host path runs without it
     from .gpu.build import upload
@@ -46,14 +46,37 @@ KEYWORDS = dict(zip(("src_scales", "dst_scales", "src_zero_points", "dst_zero_po
 KERNEL_TYPE = {"scales": "f32", "zero_point": "s32"}
 
 
+class ValueSlot:
+    """One of execute's value keywords, as a primitive takes it (worked out
+    at creation by ``value_spec``): its Attr field, the declared
+    Scales/ZeroPoints (None: the attr has none), whether the values come at
+    execute, the type the kernels read, and the device reorder that widens
+    values given in the declared type to it (made at creation, so that no
+    execute builds)."""
+
+    __slots__ = ("keyword", "field", "declared", "wanted", "kernel_type", "widening")
+
+    def __init__(self, keyword: str, field: str, declared, engine):
+        self.keyword, self.field, self.declared = keyword, field, declared
+        self.wanted = declared is not None and declared.at_execute
+        self.kernel_type = KERNEL_TYPE[field.split("_", 1)[1]]
+        self.widening = None
+        if self.wanted and engine.is_opencl and declared.data_type != self.kernel_type:
+            from .primitives import Reorder
+            # A runtime-dims pattern: one kernel for every count of values.
+            self.widening = Reorder(MemoryDesc((RUNTIME_DIM,), declared.data_type, tag="a"),
+                                    MemoryDesc((RUNTIME_DIM,), self.kernel_type, tag="a"),
+                                    engine=engine)
+
+
 class ExecValue:
     """One field's values for one execute: ``host`` (a Scales/ZeroPoints
     holding NumPy values) or ``memory`` (a device Memory of them)."""
 
-    __slots__ = ("field", "host", "memory")
+    __slots__ = ("slot", "host", "memory")
 
-    def __init__(self, field: str, host=None, memory: Memory | None = None):
-        self.field, self.host, self.memory = field, host, memory
+    def __init__(self, slot: ValueSlot, host=None, memory: Memory | None = None):
+        self.slot, self.host, self.memory = slot, host, memory
 
     def kernel_arg(self, engine, queue, wait_for: list) -> tuple:
         """(the buffer a kernel enqueued on ``queue`` after ``wait_for``
@@ -61,40 +84,54 @@ class ExecValue:
         if self.memory is None:
             return upload(engine, self.host.values), []
         memory = self.memory
-        kernel_type = KERNEL_TYPE[self.field.split("_", 1)[1]]
-        if memory.md.data_type != kernel_type:  # in the declared type: widen first
-            reorder = _widening(memory.md, kernel_type, engine)
-            wide_md = MemoryDesc(memory.md.dims, kernel_type, tag="a")
-            wide = Memory._wrap(wide_md, engine, _allocate(engine, wide_md, wide_md.size),
-                                wide_md.size)
+        if memory.md.data_type != self.slot.kernel_type:  # the declared type: widen first
+            reorder = self.slot.widening
+            wide = _new_memory(engine, reorder.dst_md.with_dims(memory.md.dims))
             return wide.storage, [reorder.execute(queue, memory, wide, wait_for=wait_for)]
         return memory.storage, memory._wait_list(queue)
 
-    def host_values(self, declared, dims, arg: str):
+    def snapshot(self, engine, queue, wait_for: list) -> tuple:
+        """(an ExecValue whose device values are a copy taken on ``queue``
+        after ``wait_for`` and the memory's writes, the copy's event or
+        None): for the host path, which reads them later, on a worker."""
+        if self.memory is None:
+            return self, None
+        from .gpu.build import copy_buffer
+
+        copy = _new_memory(engine, self.memory.md)
+        event = copy_buffer(queue, copy.storage, self.memory.storage, copy.md.size,
+                            wait_for + self.memory._wait_list(queue))
+        copy._wrote(event, queue)
+        return ExecValue(self.slot, memory=copy), event
+
+    def host_values(self, dims, engine):
         """A Scales/ZeroPoints holding the values in NumPy. Reads a device
-        memory back (blocks: call it where waiting is allowed)."""
+        memory back on the engine's host queue (blocks: call it where
+        waiting is allowed)."""
         if self.host is not None:
             return self.host
         # Every value of the declared types (bf16 and 4-bit ones too, which
         # have no NumPy kind the checks know) is exact in the kernels' type.
-        kernel_np = np.float32 if self.field.endswith("scales") else np.int32
-        values = self.memory.to_numpy().reshape(-1).astype(kernel_np)
-        return declared.with_values(values, dims, arg, as_stored=True)
+        kernel_np = np.float32 if self.slot.kernel_type == "f32" else np.int32
+        values = self.memory.to_numpy(queue=engine.host_queue)
+        return self.slot.declared.with_values(values.reshape(-1).astype(kernel_np), dims,
+                                              self.slot.keyword, as_stored=True)
+
+
+def _new_memory(engine, md) -> Memory:
+    """A device Memory of ``md``, uninitialised (about to be written whole)."""
+    return Memory._wrap(md, engine, _allocate(engine, md, md.size), md.size)
 
 
 def _values_text(count: int) -> str:
     return f"{count} value" if count == 1 else f"{count} values"
 
 
-def value_spec(attr: Attr | None) -> tuple:
+def value_spec(attr: Attr | None, engine) -> tuple[ValueSlot, ...]:
     """What ``resolve`` checks each execute against, worked out once per
-    primitive: per keyword (keyword, field, the declared Scales/ZeroPoints
-    or None, whether it takes its values at execute)."""
-    spec = []
-    for keyword, field in KEYWORDS.items():
-        declared = None if attr is None else getattr(attr, field)
-        spec.append((keyword, field, declared, declared is not None and declared.at_execute))
-    return tuple(spec)
+    primitive on ``engine``: a ValueSlot per keyword, in KEYWORDS' order."""
+    return tuple(ValueSlot(keyword, field, None if attr is None else getattr(attr, field),
+                           engine) for keyword, field in KEYWORDS.items())
 
 
 def resolve(spec: tuple, given: tuple, dims: tuple[int, ...], engine,
@@ -106,27 +143,30 @@ def resolve(spec: tuple, given: tuple, dims: tuple[int, ...], engine,
     masks and groups were checked at creation). Raises InvalidArgumentError
     for a value missing, unexpected, of the wrong count, type or engine."""
     out = {}
-    for (keyword, field, declared, wanted), value in zip(spec, given):
+    for slot, value in zip(spec, given):
+        keyword, field, declared = slot.keyword, slot.field, slot.declared
         if value is None:
-            if wanted:
+            if slot.wanted:
                 raise InvalidArgumentError(
                     f"{keyword} missing: the primitive's {declared!r} take their values at "
                     f"execute; pass {keyword}= ({_values_text(declared.count(dims))})")
             continue
-        if not wanted:
+        if not slot.wanted:
             why = (f"its {field} {declared!r} were fixed at creation (make them with "
                    f"mask= and no values to pass them at execute)" if declared is not None
                    else f"it was created without {field}")
             raise InvalidArgumentError(f"{keyword} given to execute, but {why}")
-        out[field] = _resolve_one(keyword, field, declared, value, dims, engine, counted)
+        out[field] = _resolve_one(slot, value, dims, engine, counted)
     return out
 
 
-def _resolve_one(keyword, field, declared, value, dims, engine, counted) -> ExecValue:
+def _resolve_one(slot: ValueSlot, value, dims, engine, counted) -> ExecValue:
     if type(value) is not np.ndarray and (isinstance(value, Memory) or _is_device(value)):
-        return ExecValue(field, memory=_device_memory(keyword, field, declared, value, dims,
-                                                      engine))
-    return ExecValue(field, host=declared.with_values(value, dims, keyword, counted=counted))
+        if not counted:  # a runtime pattern's groups meet this execution's dims
+            slot.declared.check(dims, slot.keyword)
+        return ExecValue(slot, memory=_device_memory(slot, value, dims, engine))
+    return ExecValue(slot, host=slot.declared.with_values(value, dims, slot.keyword,
+                                                          counted=counted))
 
 
 def _is_device(value) -> bool:
@@ -136,11 +176,11 @@ def _is_device(value) -> bool:
         return False
 
 
-def _device_memory(keyword, field, declared, value, dims, engine) -> Memory:
+def _device_memory(slot: ValueSlot, value, dims, engine) -> Memory:
     """The values of a Memory, Array or Buffer as a Memory on ``engine``,
     of the kernels' type or the declared one."""
+    keyword, declared, kernel_type = slot.keyword, slot.declared, slot.kernel_type
     count = declared.count(dims)
-    kernel_type = KERNEL_TYPE[field.split("_", 1)[1]]
     if isinstance(value, Memory):
         if value.engine != engine:
             raise InvalidArgumentError(
@@ -189,27 +229,6 @@ def _adopt(keyword, md, engine, value, note) -> Memory:
         return Memory(md, engine, buffer=value)
     except InvalidArgumentError as e:
         raise InvalidArgumentError(f"{keyword}: {e}{'; ' + note if note else ''}") from None
-
-
-_widenings = weakref.WeakKeyDictionary()  # engine -> {(md, type): Reorder}
-_widenings_lock = threading.Lock()
-
-
-def _widening(md: MemoryDesc, kernel_type: str, engine):
-    """The device reorder that widens values in ``md``'s type to ``kernel_type``
-    (made once per engine): on a runtime-dims pattern, so that a count that
-    changes with the shape (runtime dims) builds no kernel per count."""
-    from .memory_desc import RUNTIME_DIM
-    from .primitives import Reorder
-
-    dims = (RUNTIME_DIM,)
-    key = (md.data_type, kernel_type)
-    with _widenings_lock:
-        made = _widenings.setdefault(engine, {})
-        if key not in made:
-            made[key] = Reorder(MemoryDesc(dims, md.data_type, tag="a"),
-                                MemoryDesc(dims, kernel_type, tag="a"), engine=engine)
-        return made[key]
 
 
 def check_cross_engine(attr: Attr | None):

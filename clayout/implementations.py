@@ -238,22 +238,21 @@ def _execute_args(engine, queue, fixed: list, args, values: dict, wait_for: list
     return out, wait
 
 
-def _host_attr(problem, values, dims):
+def _host_attr(problem, values, dims, engine):
     """The problem's attr with the values given at execute in it (NumPy;
     values on the device are read back: call where blocking is allowed)."""
     attr = problem.attr
     if not values:
         return attr
-    return attr.with_values({field: v.host_values(getattr(attr, field), dims, field)
-                             for field, v in values.items()})
+    return attr.with_values({field: v.host_values(dims, engine) for field, v in values.items()})
 
 
-def _host_work(problem, values=None):
+def _host_work(problem, values=None, engine=None):
     bound = []  # the attr with its execute values, read once on the worker thread
 
     def work(region, src_bytes, src_base, dst_bytes, dst_base, written):
         if not bound:
-            bound.append(_host_attr(problem, values, problem.src_md.dims))
+            bound.append(_host_attr(problem, values, problem.src_md.dims, engine))
         host_reorder.reorder(problem.src_md, src_bytes, problem.dst_md, dst_bytes,
                              bound[0], problem.shuffle, src_base, dst_base, written, region)
     return work
@@ -287,8 +286,12 @@ class HostFallback(Implementation):
             return host_reorder.staging_regions(p.src_md, p.dst_md, p.shuffle)
 
         read_dst = p.attr is not None and p.attr.sum_beta is not None
+        if values:  # values on the device: copied now, read by the worker later
+            snapshots = {f: v.snapshot(self.engine, queue, wait_for) for f, v in values.items()}
+            values = {f: v for f, (v, _) in snapshots.items()}
+            wait_for = wait_for + [e for _, e in snapshots.values() if e is not None]
         return host_fallback.run(self.engine, queue, src.storage, dst.storage, regions,
-                                 read_dst, _host_work(p, values), wait_for)
+                                 read_dst, _host_work(p, values, self.engine), wait_for)
 
 
 class HostNumpy(Implementation):
@@ -305,7 +308,7 @@ class HostNumpy(Implementation):
 
         p = self.problem
         if values:
-            p = dataclasses.replace(p, attr=_host_attr(p, values, src.md.dims))
+            p = dataclasses.replace(p, attr=_host_attr(p, values, src.md.dims, self.engine))
         data = data_problem(p)  # p itself unless dst has extra
         host_reorder.reorder(data.src_md, src.storage, data.dst_md, dst.storage, data.attr,
                              p.shuffle)

@@ -56,8 +56,9 @@ class _Primitive:
         self.engine = as_engine(engine) if engine is not None else default_engine()
         self.src_md, self.dst_md, self.attr, self.shuffle = src_md, dst_md, attr, shuffle
         problem = Problem(self.kind, src_md, dst_md, attr, shuffle)
-        self._value_spec = value_spec(attr)
-        self._takes_values = any(wanted for *_, wanted in self._value_spec)
+        # What execute checks its value keywords against (None: it takes none).
+        self._value_spec = value_spec(attr, self.engine) \
+            if attr is not None and attr.at_execute() else None
         self._implementation = choose(problem, self.engine)
         self.impl = self._implementation.impl
         self._label = self._implementation.describe()  # names the generated kernel too
@@ -124,8 +125,9 @@ class _Primitive:
         OpenCL engine runs on a worker thread). The host engine runs the call
         at once and returns None. Raises InvalidArgumentError for arguments
         that do not match (values given at execute included: missing,
-        unexpected, of the wrong count, type or engine), ExecutionError when
-        an earlier write of ``src`` or ``dst`` failed.
+        unexpected, of the wrong count, type or engine), UnimplementedError
+        for source scales on the device into weights with a scale_adjust,
+        ExecutionError when an earlier write of ``src`` or ``dst`` failed.
         """
         if unknown:
             _refuse_keywords(unknown)
@@ -149,9 +151,10 @@ class _Primitive:
                 f"does not run in place; give a destination of its own")
         wait = check_wait_for(wait_for, self.engine)
         values = None
-        if self._takes_values or src_scales is not None or dst_scales is not None or \
-                src_zero_points is not None or dst_zero_points is not None:
-            values = resolve(self._value_spec, given, src.md.dims, self.engine,
+        if self._value_spec is not None or src_scales is not None or dst_scales is not None \
+                or src_zero_points is not None or dst_zero_points is not None:
+            spec = self._value_spec or value_spec(self.attr, self.engine)  # to refuse them
+            values = resolve(spec, given, src.md.dims, self.engine,
                              counted=not self.src_md.is_runtime)
         log = verbose.enabled()
         start = time.perf_counter() if log else None
@@ -214,9 +217,7 @@ def _check_scales_and_points(attr: Attr, src_md: MemoryDesc, dst_md: MemoryDesc)
                 f"{dims_text(src_md.dims)}: per-slice values fixed at creation need that dim "
                 f"fixed (their count would change with the shape); make them with mask= "
                 f"and no values to give them at execute")
-        if runtime and not value.mask >> src_md.ndims:
-            continue  # counted, and groups checked, at each execute
-        value.check(src_md.dims, name)
+        value.check(src_md.dims, name)  # on runtime dims: counted at each execute
     for arg, md, point in (("src", src_md, attr.src_zero_point),
                            ("dst", dst_md, attr.dst_zero_point)):
         if point is not None and not md.dtype.is_int:

@@ -448,9 +448,10 @@ def test_twenty_value_sets_build_nothing(eng):
         check_result(dst.raw(), dims, "ba", "f32", want, pre, x, what=f"value set {i}")
 
 
-def test_device_values_in_the_declared_type_build_nothing_after_the_first(cl_engine):
+def test_device_values_in_the_declared_type_build_nothing_at_execute(cl_engine):
     """f16 scales and u8 zero points in Memories of their declared type are
-    widened on the device by a kernel built once, not per value set."""
+    widened on the device by a kernel built with the primitive: no execute
+    builds, the first included."""
     dims = (6, 64)
     specs = (Spec("src_scales", 0b11, (1, 32), "f16"), Spec("src_zero_point", 0b1, data_type="u8"))
     md, dmd = cly.MemoryDesc(dims, "u8", tag="ab"), cly.MemoryDesc(dims, "f32", tag="ba")
@@ -463,16 +464,15 @@ def test_device_values_in_the_declared_type_build_nothing_after_the_first(cl_eng
     given = [{KEYWORD[s.field]: as_source("memory-declared", s, v[s.field], cl_engine, None)
               for s in specs} for v in sets]
     runs = []
-    for i, (values, kw) in enumerate(zip(sets, given)):
-        if i == 1:  # the first execute may build the widening kernels
-            stream.wait()
-            builds = cly.kernel_cache.builds
+    stream.wait()
+    builds = cly.kernel_cache.builds
+    for values, kw in zip(sets, given):
         dst = destination(cl_engine, dmd, np.zeros(dmd.size, np.uint8))
         prim.execute(stream, src, dst, **kw)
         runs.append((values, dst))
     stream.wait()
     assert cly.kernel_cache.builds == builds, \
-        f"{cly.kernel_cache.builds - builds} builds over 10 value sets on the device"
+        f"{cly.kernel_cache.builds - builds} builds over 11 value sets on the device"
     for i, (values, dst) in enumerate(runs):
         want, pre = expected(specs, values, x, "u8", "f32", dims)
         check_result(dst.raw(), dims, "ba", "f32", want, pre, x, what=f"value set {i}")
@@ -964,3 +964,85 @@ def test_execute_with_values_does_not_block(cl_engine, path, source):
         assert np.array_equal(dst.to_numpy(), want), (dst.to_numpy(), want)
         print("ok")
     """)
+
+
+def test_the_host_path_reads_device_values_as_they_were_at_execute(cl_engine):
+    """The host path runs later, on a worker: device values are copied when
+    execute is called. A write of them enqueued after the execute, on the
+    same stream, neither changes the result nor deadlocks (the worker must
+    not wait for a write queued behind its own completion)."""
+    run_without_hanging("""
+        dims = (2, 3, 1, 1, 1, 1, 2)  # more than 6 dims: the host path
+        md, dmd = cly.MemoryDesc(dims, "f32"), cly.MemoryDesc(dims, "f32", tag="gfedcba")
+        for declared in ("f32", "f16"):
+            r = cly.Reorder(md, dmd, engine=eng,
+                            attr=cly.Attr(src_scales=cly.Scales(mask=0b10, data_type=declared)))
+            assert r.impl.startswith("host:"), r.impl
+            x = np.arange(np.prod(dims), dtype=np.float32).reshape(dims)
+            src, dst = cly.Memory.from_numpy(md, eng, x), cly.Memory(dmd, eng)
+            vmd = cly.MemoryDesc((3,), declared)
+            scales = cly.Memory.from_numpy(vmd, eng, np.array([0.5, -2, 4], vmd.dtype.numpy))
+            later = cly.Memory.from_numpy(vmd, eng, np.array([9, 9, 9], vmd.dtype.numpy))
+            overwrite = cly.Reorder(vmd, vmd, engine=eng)
+            gated = cly.Stream(eng)
+            gate = cl.UserEvent(eng.context)
+            r.execute(gated, src, dst, wait_for=[gate], src_scales=scales)
+            overwrite.execute(gated, later, scales)  # after it, on the same queue
+            if declared == "f32":
+                print("returned", flush=True)
+            gate.set_status(cl.command_execution_status.COMPLETE)
+            gated.wait()
+            want = x * np.array([0.5, -2, 4], np.float32)[None, :, None, None, None, None, None]
+            assert np.array_equal(dst.to_numpy(), want), (declared, dst.to_numpy(), want)
+        print("ok")
+    """, timeout=60)
+
+
+def test_runtime_patterns_check_the_rules_of_their_values_at_creation(cl_engine):
+    """Values at execute on a runtime pattern: groups on dst values, a group
+    on a dim outside the mask are refused at creation as on fixed dims; a
+    group that does not divide a runtime dim is refused at the execution
+    that brings the dims, for device values as for NumPy ones."""
+    pattern = cly.MemoryDesc((R, 8), "f32", tag="ab")
+    out = cly.MemoryDesc((R, 8), "s8", tag="ab")
+    for attr, words in [
+            (cly.Attr(dst_scales=cly.Scales(mask=0b11, groups=(2, 1))), "source"),
+            (cly.Attr(src_scales=cly.Scales(mask=0b10, groups=(2, 1))), "not in the mask")]:
+        with pytest.raises(cly.InvalidArgumentError, match=words):
+            cly.Reorder(pattern, out, engine=cl_engine, attr=attr)
+    prim = cly.Reorder(pattern, out, engine=cl_engine,
+                       attr=cly.Attr(src_scales=cly.Scales(mask=0b11, groups=(3, 1))))
+    src = cly.Memory.from_numpy(pattern.with_dims((4, 8)), cl_engine, np.ones((4, 8), np.float32))
+    on_device = cly.Memory.from_numpy(cly.MemoryDesc((8,), "f32"), cl_engine,
+                                      np.ones(8, np.float32))  # 4 // 3 * 8 values
+    for given in (np.ones(8, np.float32), on_device):
+        err = assert_refused_untouched(prim, cl_engine, src, out.with_dims((4, 8)),
+                                       src_scales=given)
+        assert "group 3 does not divide dim 0" in str(err), err
+
+
+def test_widening_keeps_no_engine_alive(cl_engine):
+    """The device reorder that widens declared-type values belongs to its
+    primitive: once both are gone, so are the engine and its context."""
+    import gc
+    import weakref
+
+    def use():
+        engine = cly.Engine("opencl", device=cl_engine.device)
+        md, dmd = cly.MemoryDesc((2, 8), "f32"), cly.MemoryDesc((2, 8), "s8")
+        prim = cly.Reorder(md, dmd, engine=engine,
+                           attr=cly.Attr(src_scales=cly.Scales(mask=0b10, data_type="bf16")))
+        bf16 = cly.data_type("bf16").numpy
+        scales = cly.Memory.from_numpy(cly.MemoryDesc((8,), "bf16"), engine,
+                                       np.full(8, 3, np.float32).astype(bf16))
+        src = cly.Memory.from_numpy(md, engine, np.ones((2, 8), np.float32))
+        dst = cly.Memory(dmd, engine)
+        stream = cly.Stream(engine)
+        prim.execute(stream, src, dst, src_scales=scales)
+        stream.wait()
+        assert (dst.to_numpy() == 3).all(), dst.to_numpy()
+        return weakref.ref(engine), weakref.ref(engine.context)
+
+    engine, context = use()
+    gc.collect()
+    assert engine() is None and context() is None
