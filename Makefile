@@ -53,7 +53,7 @@ SILERO_SHA256   = c59271c284ae9c8335d795d60e0bfdb71aaaceec578d9bd9ffc1b8153c319e
 
 weights: $(WEIGHTS)/silero_vad_16k.safetensors $(VENV)/weights-installed
 
-$(WEIGHTS)/silero_vad_16k.safetensors: $(VENV)/installed
+$(WEIGHTS)/silero_vad_16k.safetensors: | $(VENV)/installed  # a new venv fetches nothing again
 	rm -rf $(WEIGHTS)/wheel && mkdir -p $(WEIGHTS)/wheel
 	$(PY) -m pip download -q --no-deps silero-vad==$(SILERO_VERSION) -d $(WEIGHTS)/wheel
 	$(PY) -c 'import sys, zipfile; open(sys.argv[3], "wb").write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))' \

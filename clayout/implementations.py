@@ -133,7 +133,7 @@ def _padding_nibble(md) -> str | None:
     """Why a buffer copy cannot write md although its bytes are as many as its
     elements': a 4-bit padding nibble (dims (3,) blocked by 2) that must be 0,
     not the source's."""
-    if md.padded_dims != md.dims:
+    if md.dtype.packed and md.padded_dims != md.dims:
         return (f"{md!r}: its padding nibble shares a byte with an element and must be "
                 f"written 0, not copied")
     return None
