@@ -328,15 +328,21 @@ def _source_case(which):
     return GROUPED_SPECS, GROUPED_VALUES, (3, 64), "u4", "f32", "ab", "ba"
 
 
-@pytest.mark.parametrize("path", ["kernel", "host-fallback"])
-@pytest.mark.parametrize("which", ["per-slice", "grouped"])
-@pytest.mark.parametrize("kind", CL_SOURCES)
-def test_each_source_of_values(eng, which, kind, path, kernels_decline):
-    if not eng.is_opencl and (kind not in HOST_SOURCES or path != "kernel"):
-        pytest.skip("pyopencl objects and the host fallback are for OpenCL engines")
+# pyopencl objects and the host fallback are for OpenCL engines only, and
+# pyopencl Arrays hold no bf16 or u4 (the grouped case's declared types).
+SOURCE_CASES = [(engine, path, which, kind)
+                for engine in ("host_engine", "cl_engine")
+                for path in ("kernel", "host-fallback")
+                for which in ("per-slice", "grouped")
+                for kind in CL_SOURCES
+                if (engine == "cl_engine" or kind in HOST_SOURCES and path == "kernel")
+                and not (kind == "array-declared" and which == "grouped")]
+
+
+@pytest.mark.parametrize("engine, path, which, kind", SOURCE_CASES)
+def test_each_source_of_values(request, engine, which, kind, path, kernels_decline):
+    eng = request.getfixturevalue(engine)
     specs, values, dims, sdt, ddt, stag, dtag = _source_case(which)
-    if kind == "array-declared" and which == "grouped":
-        pytest.skip("pyopencl Arrays hold no bf16 or u4")
     if path == "host-fallback":  # the OpenCL engine's host path reads device values back
         kernels_decline(sdt)
     rng = np.random.default_rng(21)
