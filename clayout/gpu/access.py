@@ -272,7 +272,7 @@ def format_report(plan: KernelPlan, work_group: int | None = None) -> str:
         tile = plan.tile
         kind = (f"tiled: a box of {tile.elements} elements per work-group through "
                 f"{tile.local_elements * _bytes(plan.src_md)} bytes of local memory")
-        ndrange = f"NDRange ({local}, {tile.boxes}), local ({local}, 1)"
+        ndrange = "NDRange {}, local {}".format(*plan.ndrange(local))
         per_item = tile.elements * moved / local
     else:
         if plan.block:
@@ -283,8 +283,7 @@ def format_report(plan: KernelPlan, work_group: int | None = None) -> str:
                     f"{plan.chunks} per work-item spaced by the launch")
         else:
             kind = f"a run of {plan.vec} elements per work-item"
-        items = -(-plan.launch_items // local) * local
-        ndrange = f"NDRange ({items},), local ({local},)"
+        ndrange = "NDRange {}, local {}".format(*plan.ndrange(local))
         per_item = plan.items * plan.vec * max(plan.block, 1) * moved / plan.launch_items
     lines = [f"strategy {plan.strategy}: {kind}",
              f"{ndrange}; {per_item:.0f} bytes read and written per work-item",

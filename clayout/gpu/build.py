@@ -144,17 +144,11 @@ class Kernel(_LockedKernel):
     def ndrange(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """(global, local) sizes: work-groups of the plan's size, or fewer
         where the built kernel allows fewer (CL_KERNEL_WORK_GROUP_SIZE: a
-        register-heavy kernel can). A tiled plan gets one work-group per
-        box along dim 1: (lanes, boxes) with local size (lanes, 1)."""
+        register-heavy kernel can), laid out by ``KernelPlan.ndrange``."""
         if self._ndrange is None:
             allowed = self.kernel.get_work_group_info(
                 cl.kernel_work_group_info.WORK_GROUP_SIZE, self._device)
-            local = max(1, min(self.plan.work_group, allowed))
-            items = self.plan.launch_items
-            if self.plan.tile is not None:
-                self._ndrange = ((local, items), (local, 1))
-            else:
-                self._ndrange = ((-(-items // local) * local,), (local,))
+            self._ndrange = self.plan.ndrange(max(1, min(self.plan.work_group, allowed)))
         return self._ndrange
 
     def _parts(self) -> list[tuple[tuple[int, ...], tuple[int, ...] | None]]:
@@ -163,7 +157,7 @@ class Kernel(_LockedKernel):
         per limit (tests lower it)."""
         if self._launches is None or self._launches[0] != MAX_LAUNCH_ITEMS:
             global_size, local_size = self.ndrange()
-            dim = len(global_size) - 1  # the dim that counts items or boxes
+            dim = len(global_size) - 1  # the dim that counts items, boxes or layers of boxes
             group = local_size[dim]
             step = max(group, MAX_LAUNCH_ITEMS // math.prod(global_size[:dim]) // group * group)
             total = global_size[dim]

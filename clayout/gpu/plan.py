@@ -22,7 +22,7 @@ Nothing here touches OpenCL: plans can be made and rendered without a device.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..memory_desc import MemoryDesc, dims_text
 from ..problem import Problem
@@ -161,6 +161,17 @@ class KernelPlan:
     def launch_items(self) -> int:
         """Work-items a launch needs (work-groups, for a tiled plan)."""
         return -(-self.items // self.chunks)
+
+    def ndrange(self, local: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(global, local) sizes for work-groups of ``local`` work-items: a
+        striped plan on dimension 0; a tiled plan one work-group per box,
+        the boxes over dimensions 1 and 2 (``Tile.grid``)."""
+        if self.tile is None:
+            return (-(-self.launch_items // local) * local,), (local,)
+        rows, layers = self.tile.grid
+        if layers == 1:
+            return (local, rows), (local, 1)
+        return (local, rows, layers), (local, 1, 1)
 
 
 def _dst_levels(md: MemoryDesc) -> list[Level]:
@@ -618,6 +629,7 @@ def _plan_gpu(problem, profile, levels, common) -> KernelPlan:
                          min(tuning.tile_bytes, profile.local_mem // 2),
                          elements=4 * common["work_group"])
         if tile is not None:
+            tile = replace(tile, max_groups=profile.max_groups_per_dim)
             span = _span(src_md, dst_md, math.prod(lv.extent for lv in split))
             return KernelPlan(levels=tuple(split), vec=1, items=tile.boxes, chunks=1,
                               wide_index=span >= 2**31, fastest=(), tile=tile, **common)

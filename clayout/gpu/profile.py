@@ -68,7 +68,9 @@ class DeviceProfile:
     width work-groups should be a multiple of (NVIDIA's warp, AMD's
     wavefront; 1 where the device does not say). ``base_align`` is the
     alignment of buffers, in bytes. ``subgroups`` lists the sub-group
-    extensions the device has.
+    extensions the device has. ``max_groups_per_dim``: the work-groups
+    NDRange dimensions 1 and 2 may each hold (OpenCL does not say; NVIDIA's
+    driver allows 65,535, so every profile keeps to that).
     """
 
     name: str = "generic"
@@ -84,6 +86,7 @@ class DeviceProfile:
     fp16: bool = False
     fp64: bool = True
     tuning: Tuning = field(default_factory=Tuning)
+    max_groups_per_dim: int = 65535
 
     @property
     def strategy_of_kind(self) -> str:

@@ -338,7 +338,8 @@ def _render_tiled(plan: KernelPlan, kernel_name: str | None, c: _Expressions) ->
         box_text=box_text, banks=BANKS, local_elements=tile.local_elements, starts=starts,
         read=read, write=phase_values(tile.write, False),
         s_off=c.sum(s_parts + s_terms, src_const), d_off=c.sum(d_parts, dst_const),
-        slice_index=slice_index, lane_args={}, block=0)
+        slice_index=slice_index, lane_args={}, block=0,
+        layers=tile.grid[1], boxes=c.lit(tile.boxes))
 
 
 def _slice_index(c: _Expressions, arg: KernelArg, dims: tuple[int, ...]) -> str:

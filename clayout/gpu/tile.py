@@ -56,6 +56,11 @@ class Phase:
         return self.rows * self.row_pad
 
 
+#: Work-groups along NDRange dimensions 1 and 2: NVIDIA's OpenCL maps them
+#: onto CUDA's grid dimensions y and z, which hold at most 65,535 blocks.
+MAX_GROUPS_PER_DIM = 65535
+
+
 @dataclass(frozen=True)
 class Tile:
     """A box of the plan's levels and the two phases that move it."""
@@ -64,6 +69,15 @@ class Tile:
     counts: tuple[int, ...]  # per level: how many boxes cover it
     read: Phase              # source order
     write: Phase             # destination order
+    max_groups: int = MAX_GROUPS_PER_DIM  # work-groups an NDRange dimension may hold
+
+    @property
+    def grid(self) -> tuple[int, int]:
+        """(rows, layers): the boxes laid over NDRange dimensions 1 and 2,
+        each at most ``max_groups``, with the fewest spare (a spare
+        work-group finds its box past the last and returns)."""
+        layers = -(-self.boxes // self.max_groups)
+        return -(-self.boxes // layers), layers
 
     @property
     def elements(self) -> int:

@@ -59,7 +59,15 @@ __kernel void ${name}(__global const ${src_type} *restrict src,
     const uint lanes = get_local_size(0);
 
     // This work-group's box: where it starts along each loop.
+% if layers > 1:
+    // The boxes lie in rows over NDRange dimensions 1 and 2 (each holds at
+    // most 65,535 work-groups on some devices); a spare work-group returns.
+    ${idx} box = (${idx})(get_global_id(2) * get_global_size(1) + get_global_id(1));
+    if (box >= ${boxes})
+        return;
+% else:
     ${idx} box = get_global_id(1);
+% endif
 % for start, count, value in starts:
     const ${idx} ${start} = ${value};
 %   if count is not None:
