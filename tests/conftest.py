@@ -1,6 +1,7 @@
 """Engines for the tests. Under CI=true a missing OpenCL device fails the
 tests that need one; elsewhere they are skipped with the reason."""
 import os
+import shutil
 
 import pytest
 
@@ -15,6 +16,20 @@ def _opencl_engine():
             pytest.fail(message + " -- CI requires one", pytrace=False)
         pytest.skip(message)
     return cly.Engine("opencl")
+
+
+@pytest.fixture(scope="session")
+def oclgrind():
+    """The oclgrind command (a simulated device that reports out-of-bounds
+    accesses and races), run as `oclgrind python ...`. CI installs it and
+    fails without it; elsewhere the test is skipped with the reason."""
+    path = shutil.which("oclgrind")
+    if path is None:
+        message = "oclgrind is not installed (apt-get install oclgrind)"
+        if os.environ.get("CI"):
+            pytest.fail(message + " -- CI requires it", pytrace=False)
+        pytest.skip(message)
+    return path
 
 
 @pytest.fixture(scope="session")

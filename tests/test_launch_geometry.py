@@ -8,10 +8,8 @@ their box from two dimensions run exactly on PoCL and, under Oclgrind,
 without out-of-bounds accesses or races, with the limit lowered so that
 small tensors take that path (tests/oclgrind/grid_cases.py).
 """
-import os
 import pathlib
 import re
-import shutil
 import subprocess
 import sys
 
@@ -78,13 +76,7 @@ def test_boxes_over_two_dimensions_are_exact(cl_engine):
     assert grid_cases.run(grid_cases.grid_engine(cl_engine.device)) == len(grid_cases.CASES)
 
 
-def test_boxes_over_two_dimensions_under_oclgrind():
-    oclgrind = shutil.which("oclgrind")
-    if oclgrind is None:
-        message = "oclgrind is not installed (apt-get install oclgrind)"
-        if os.environ.get("CI"):
-            pytest.fail(message + " -- CI requires it", pytrace=False)
-        pytest.skip(message)
+def test_boxes_over_two_dimensions_under_oclgrind(oclgrind):
     done = subprocess.run([oclgrind, "--data-races", sys.executable, grid_cases.__file__],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

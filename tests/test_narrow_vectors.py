@@ -21,7 +21,6 @@ fields, exact rational arithmetic), values and layouts from tests/reference.py.
 import math
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 
@@ -343,13 +342,7 @@ def test_quantizing_into_blocks_by_byte_transposes(eng, ddt):
 
 
 @pytest.mark.parametrize("strategy", ["cpu", "gpu"])
-def test_narrow_kernels_stay_inside_their_destination_under_oclgrind(strategy):
-    oclgrind = shutil.which("oclgrind")
-    if oclgrind is None:
-        message = "oclgrind is not installed (apt-get install oclgrind)"
-        if os.environ.get("CI"):
-            pytest.fail(message + " -- CI requires it", pytrace=False)
-        pytest.skip(message)
+def test_narrow_kernels_stay_inside_their_destination_under_oclgrind(oclgrind, strategy):
     script = pathlib.Path(__file__).parent / "oclgrind" / "narrow_cases.py"
     env = dict(os.environ, CLAYOUT_STRATEGY=strategy)
     done = subprocess.run([oclgrind, "--data-races", sys.executable, str(script)],

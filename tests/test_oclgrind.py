@@ -4,7 +4,6 @@ oclgrind/bounds_check.py). CI installs it; elsewhere the test is skipped
 without it."""
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 
@@ -14,23 +13,13 @@ SCRIPT = pathlib.Path(__file__).parent / "oclgrind" / "bounds_check.py"
 GPU_CASES = pathlib.Path(__file__).parent / "oclgrind" / "gpu_cases.py"
 
 
-def _oclgrind():
-    oclgrind = shutil.which("oclgrind")
-    if oclgrind is None:
-        message = "oclgrind is not installed (apt-get install oclgrind)"
-        if os.environ.get("CI"):
-            pytest.fail(message + " -- CI requires it", pytrace=False)
-        pytest.skip(message)
-    return oclgrind
-
-
-def test_gpu_strategy_kernels_have_no_race_and_stay_in_bounds():
+def test_gpu_strategy_kernels_have_no_race_and_stay_in_bounds(oclgrind):
     """The GPU strategy's kernels (tiled transposes with barriers, staging
     shuffles, striped vectors) on Oclgrind's simulated device: any
     diagnostic on stderr (a data race, an out-of-bounds access, a barrier
     not reached by all) fails the test."""
     env = dict(os.environ, CLAYOUT_STRATEGY="gpu")
-    done = subprocess.run([_oclgrind(), "--data-races", sys.executable, str(GPU_CASES)],
+    done = subprocess.run([oclgrind, "--data-races", sys.executable, str(GPU_CASES)],
                           capture_output=True, text=True, timeout=900, env=env)
     assert done.returncode == 0 and done.stderr.strip() == "", done.stderr[-3000:]
     words = done.stdout.split()
@@ -39,8 +28,7 @@ def test_gpu_strategy_kernels_have_no_race_and_stay_in_bounds():
 
 
 @pytest.mark.parametrize("strategy", ["cpu", "gpu"])
-def test_kernels_stay_inside_their_destination(strategy):
-    oclgrind = _oclgrind()
+def test_kernels_stay_inside_their_destination(oclgrind, strategy):
     env = dict(os.environ, CLAYOUT_STRATEGY=strategy)
     done = subprocess.run([oclgrind, "--data-races", sys.executable, str(SCRIPT)],
                           capture_output=True, text=True, timeout=600, env=env)
