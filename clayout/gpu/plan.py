@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from ..memory_desc import MemoryDesc, dims_text
 from ..problem import Problem
 from .profile import DeviceProfile
-from .tile import Tile, plan_tile
+from .tile import Tile, choose_padding, plan_tile
 
 @dataclass(frozen=True)
 class Term:
@@ -612,6 +612,45 @@ def _plan_cpu(problem, profile, levels, special, padded, common) -> KernelPlan:
                       **common)
 
 
+def _tile_vector_ok(level: Level, vec: int, reading: bool, src_md: MemoryDesc,
+                    dst_md: MemoryDesc, kinds, shuffle, compute: str) -> bool:
+    """A tiled phase may move ``vec`` consecutive elements of ``level`` as
+    one vector: they are all padding or all data, need one value (or
+    ``vec`` consecutive values) of each per-slice array, read the shuffled
+    axis in order, and convert as a vector."""
+    if not reading and compute == "double" and (dst_md.data_type == "bf16" or any(
+            md.data_type in ELEMENTWISE_TYPES for md in (src_md, dst_md))):
+        return False  # (as for striped vectors: no vector helpers in double)
+    if level.merged:
+        return True  # no dim the kernel indexes
+    (d,) = level.dims
+    if dst_md.own_padded_dims[d] != dst_md.dims[d] and dst_md.dims[d] % (vec * level.mult):
+        return False
+    if reading:
+        return shuffle is None or d != shuffle[0]
+    for kind in kinds[:4]:
+        mask = kind_mask(kind)
+        if not mask or not mask >> d & 1:
+            continue
+        arg = KernelArg("", "float", "", mask, kind[1] if isinstance(kind, tuple) else None)
+        group = arg.group(d, dst_md.ndims)
+        if group % (vec * level.mult) and not (
+                group == 1 and level.mult == 1 and mask.bit_length() - 1 == d):
+            return False
+    return True
+
+
+def _vector_widths(src_md: MemoryDesc, dst_md: MemoryDesc, tuning) -> list[int]:
+    """The vector widths a striped GPU plan tries, best first: the fewest
+    elements that move ``vector_bytes`` on the wider side and
+    ``narrow_bytes`` on the narrower one (f32 -> s8: 8, u4 -> f16: 16), then
+    narrower ones for runs that do not divide."""
+    bits = sorted((src_md.dtype.bits, dst_md.dtype.bits))
+    want = next((v for v in (2, 4, 8, 16) if v * bits[0] >= 8 * tuning.narrow_bytes
+                 and v * bits[1] >= 8 * tuning.vector_bytes), 16)
+    return [v for v in (16, 8, 4, 2) if v <= want]
+
+
 def _plan_gpu(problem, profile, levels, common) -> KernelPlan:
     """Neighbouring work-items on neighbouring addresses on both sides: a
     striped walk where both sides share the innermost loop, else a box
@@ -625,11 +664,20 @@ def _plan_gpu(problem, profile, levels, common) -> KernelPlan:
         steps = [_source_step(src_md, lv) for lv in split]
         axis_levels = [j for j, lv in enumerate(split) if shuffle and lv.dims == (shuffle[0],)]
         lanes = profile.preferred_multiple if profile.preferred_multiple > 1 else tuning.lanes
-        tile = plan_tile(split, steps, src_md, dst_md, axis_levels, lanes,
-                         min(tuning.tile_bytes, profile.local_mem // 2),
-                         elements=4 * common["work_group"])
+        local_bytes = min(tuning.tile_bytes, profile.local_mem // 2)
+        tile = plan_tile(split, steps, src_md, dst_md, axis_levels, lanes, local_bytes,
+                         elements=4 * common["work_group"], vector_bytes=tuning.vector_bytes,
+                         vec_ok=lambda level, vec, reading: _tile_vector_ok(
+                             split[level], vec, reading, src_md, dst_md, problem.attr_kinds,
+                             shuffle, common["compute"]))
         if tile is not None:
-            tile = replace(tile, max_groups=profile.max_groups_per_dim)
+            # (the padding may take local memory past tile_bytes, up to 3/4 of the device's)
+            tile = choose_padding(replace(tile, max_groups=profile.max_groups_per_dim),
+                                  max(1, src_md.dtype.bits // 8), common["work_group"],
+                                  profile.local_mem * 3 // 4,
+                                  None if shuffle is None else (
+                                      tuple((j, split[j].mult) for j in axis_levels),
+                                      src_md.dims[shuffle[0]] // shuffle[1], shuffle[1]))
             span = _span(src_md, dst_md, math.prod(lv.extent for lv in split))
             return KernelPlan(levels=tuple(split), vec=1, items=tile.boxes, chunks=1,
                               wide_index=span >= 2**31, fastest=(), tile=tile, **common)
@@ -637,11 +685,10 @@ def _plan_gpu(problem, profile, levels, common) -> KernelPlan:
     # destination's order, and again t + launch, t + 2 launch, ...
     fastest = tuple(range(len(levels) - 1, -1, -1))
     linear = common["linear"]
-    widest = max(src_md.dtype.bits, dst_md.dtype.bits) // 8
-    vec = next((v for v in (16, 8, 4, 2) if v * widest <= tuning.vector_bytes
-                and inner.extent % v == 0 and _vector_ok(src_md, dst_md, levels, v,
-                                                         problem.attr_kinds, linear,
-                                                         common["compute"], shuffle)), 1)
+    vec = next((v for v in _vector_widths(src_md, dst_md, tuning)
+                if inner.extent % v == 0 and _vector_ok(src_md, dst_md, levels, v,
+                                                        problem.attr_kinds, linear,
+                                                        common["compute"], shuffle)), 1)
     vector = vec > 1
     if vec == 1 and dst_md.dtype.packed and inner.dst_stride == 1 and inner.extent % 2 == 0:
         vec = 2  # two nibbles per work-item: a byte, when the run starts on one

@@ -34,7 +34,10 @@ class Tuning:
     profile runs one item each).
 
     The GPU strategy also uses: ``vector_bytes``, what neighbouring
-    work-items each move per access; ``tile_bytes``, the most local memory a
+    work-items each move per access on the wider side, and ``narrow_bytes``
+    at least on the narrower side (a warp of 32 then moves 512 and 256
+    bytes per instruction: f32 -> s8 moves 8 elements a work-item, not 4);
+    ``tile_bytes``, the most local memory a
     transpose's tile takes; ``lanes``, the warp its rows are shaped for where
     the device does not say its own.
     """
@@ -47,6 +50,7 @@ class Tuning:
     max_chunks: int = 1
     lanes: int = 32
     vector_bytes: int = 16
+    narrow_bytes: int = 8
     tile_bytes: int = 16 << 10
 
 

@@ -15,7 +15,7 @@ from mako.lookup import TemplateLookup
 from ..errors import UnimplementedError
 from ..problem import NO_ATTR_KINDS
 from ..tags import LETTERS
-from .tile import BANKS
+from .tile import crosses
 from .plan import KernelArg, KernelPlan, constant_offsets, describe, offset_terms
 
 TEMPLATES = pathlib.Path(__file__).resolve().parents[1] / "templates"
@@ -189,13 +189,13 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
                            for j in range(plan.block)])
 
 
-def _vector_helpers(plan: KernelPlan, helpers: set) -> set:
+def _vector_helpers(plan: KernelPlan, helpers: set, n: int | None = None) -> set:
     """The helper functions of a vector plan: the narrow types' ones at its
     width (8-bit float decoders and encoders, nibble unpacking for a 4-bit
     source or a 4-bit destination read for a sum, packing) instead of the
     one-value ones, which it never calls."""
     f8 = ("f8_e5m2", "f8_e4m3")
-    sdt, ddt, n = plan.src_md.data_type, plan.dst_md.data_type, plan.vec
+    sdt, ddt, n = plan.src_md.data_type, plan.dst_md.data_type, n or plan.vec
     out = {h for h in helpers if h not in f8 + ("nibble",)}
     if plan.attr_kinds == NO_ATTR_KINDS and sdt == ddt:
         return out  # a bit copy converts nothing
@@ -233,7 +233,7 @@ def _values(plan: KernelPlan, kernel_name: str | None, c: _Expressions) -> dict:
         fp64=plan.compute == "double", helpers=helpers, idx="ulong" if plan.wide_index else "uint",
         lit=c.lit, indent=indent, declaration=declaration, storage=STORAGE,
         src_type=STORAGE[sdt], dst_type=STORAGE[ddt], src_dt=sdt, dst_dt=ddt, ct=plan.compute,
-        args={a.field: a for a in plan.args}, aligned=plan.aligned, typed_store=False,
+        args={a.field: a for a in plan.args}, aligned=plan.aligned, typed_store=False, staged={},
         nibbles=plan.nibbles,
         bit_copy=bit_copy, saturate_only=no_attr and sdt in INTEGERS and ddt in INTEGERS)
 
@@ -283,6 +283,7 @@ def _render_tiled(plan: KernelPlan, kernel_name: str | None, c: _Expressions) ->
 
     def phase_values(phase, reading):
         indices = []
+        vec = phase.vec
 
         def digits(var, seq):
             div = 1
@@ -293,9 +294,9 @@ def _render_tiled(plan: KernelPlan, kernel_name: str | None, c: _Expressions) ->
                 indices.append((f"j{j}", q))
                 div *= tile.box[j]
 
-        padded = phase.row_pad != phase.row_len
-        if padded:
-            digits("col", phase.order[:phase.row])
+        padded = phase.row_pad != phase.row_vectors
+        if padded or vec > 1:
+            digits("col" if vec == 1 else "e", phase.order[:phase.row])
             digits("row", phase.order[phase.row:])
         else:
             digits("r", phase.order)
@@ -307,22 +308,41 @@ def _render_tiled(plan: KernelPlan, kernel_name: str | None, c: _Expressions) ->
                                     if lv.dims == (d,)])) for d in needed]
         padding = " || ".join(f"i{d} >= {c.lit(dst.dims[d])}" for d in needed
                               if dst.own_padded_dims[d] != dst.dims[d])
-        local = []
+        local = {}
         for j in phase.order:
             index = f"j{j}"
             if reading and levels[j].dims == (axis,):
                 # The source position read goes where the destination wants it.
                 index = f"c{axis}" if levels[j].mult == 1 else f"c{axis} / {levels[j].mult}u"
                 index = f"({index} % {levels[j].extent}u)"
-            local.append(u.times(index, tile.local_stride(j)))
+            local[j] = u.times(index, tile.local_stride(j))
+        # A vector across the row's levels: element n's place from its own
+        # digits of e + n (the plan kept the shuffled axis out of such rows).
+        element_locals = []
+        if crosses(tile, phase):
+            row_levels, div = phase.order[:phase.row], 1
+            for n in range(1, vec):
+                x, terms, div = f"(e + {n}u)", [], 1
+                for m, j in enumerate(row_levels):
+                    q = x if div == 1 else f"{x} / {div}u"
+                    if m < len(row_levels) - 1:
+                        q = f"{q} % {tile.box[j]}u"
+                    stride = tile.local_stride(j)
+                    terms.append(q if stride == 1 else f"{q} * {stride}u")
+                    div *= tile.box[j]
+                element_locals.append(" + ".join(
+                    terms + [local[j] for j in phase.order[phase.row:]]))
         if reading and axis is not None:
             rows = src.dims[axis] // plan.shuffle[1]
             logical.append((f"c{axis}", f"(i{axis} % {c.lit(plan.shuffle[1])}) * {c.lit(rows)}"
                                         f" + i{axis} / {c.lit(plan.shuffle[1])}"))
+        first = phase.order[0] if phase.order else 0
         return SimpleNamespace(
-            padded=padded, row_pad=phase.row_pad, row_len=phase.row_len, count=phase.count,
-            indices=indices, absolute=absolute, tails=tails, logical=logical,
-            padding=padding, local=" + ".join(local) or "0u")
+            padded=padded, split=padded or vec > 1, row_pad=phase.row_pad,
+            row_vectors=phase.row_vectors, row_len=phase.row_len, count=phase.count,
+            vec=vec, step=tile.local_stride(first), indices=indices, absolute=absolute,
+            tails=tails, logical=logical, padding=padding,
+            local=" + ".join(local.values()) or "0u", element_locals=element_locals)
 
     names, s_terms = _source_offset(plan, c, needed, shuffled=False)
     read = phase_values(tile.read, True)
@@ -331,15 +351,65 @@ def _render_tiled(plan: KernelPlan, kernel_name: str | None, c: _Expressions) ->
     d_parts = [c.times(f"a{j}", lv.dst_stride) for j, lv in enumerate(levels)]
     slice_index = {arg.name: _slice_index(c, arg, dst.dims)
                    for arg in plan.args if arg.per_slice}
+    # Per-slice values that vary along the write phase's vectors: loaded as
+    # vectors too (the plan allowed it: one value per element, consecutive).
+    write, lane_args = tile.write, {}
+    if write.vec > 1:
+        level = levels[write.order[0]]
+        for arg in plan.args:
+            if (arg.per_slice and not level.merged and arg.mask >> level.dims[0] & 1
+                    and arg.group(level.dims[0], dst.ndims) == 1):
+                lane_args[arg.name] = write.vec
+    values = _values(plan, kernel_name, c)
+    if write.vec > 1:
+        values["helpers"] = _vector_helpers(plan, values["helpers"], write.vec)
+    staged = _staged_values(plan, c, lane_args)
+    for arg_name, stage in staged.items():
+        slice_index[arg_name] = stage.index
+    values["staged"] = staged
     box_text = " x ".join(_level_text(levels[j], tile.box[j])
                           for j in range(len(levels)) if tile.box[j] > 1)
     return render_template(
-        "tiled.cl.mako", **_values(plan, kernel_name, c),
-        box_text=box_text, banks=BANKS, local_elements=tile.local_elements, starts=starts,
-        read=read, write=phase_values(tile.write, False),
+        "tiled.cl.mako", **values,
+        box_text=box_text, pad_every=tile.pad_every, pad_by=tile.pad_by,
+        local_elements=tile.local_elements, starts=starts,
+        read=read, write=phase_values(write, False),
         s_off=c.sum(s_parts + s_terms, src_const), d_off=c.sum(d_parts, dst_const),
-        slice_index=slice_index, lane_args={}, block=0,
+        slice_index=slice_index, lane_args=lane_args, block=0,
         layers=tile.grid[1], boxes=c.lit(tile.boxes))
+
+
+def _staged_values(plan: KernelPlan, c: _Expressions, lane_args) -> dict:
+    """Per-slice values of one dim (per-channel scales, zero points) that a
+    tiled kernel copies into local memory once per box, in its read phase:
+    the write phase then reads them there, instead of every lane loading a
+    value the other lanes of its warp load too (a warp-wide load of 4
+    distinct bytes). Name -> what the template needs to stage and index them."""
+    tile, levels, dst = plan.tile, plan.levels, plan.dst_md
+    staged = {}
+    for arg in plan.args:
+        if (not arg.per_slice or arg.name in lane_args or arg.mask & (arg.mask - 1)
+                or arg.groups is not None):
+            continue  # one dim, no groups, not loaded as vectors
+        d = arg.mask.bit_length() - 1
+        own = [j for j, lv in enumerate(levels) if lv.dims == (d,) and tile.box[j] > 1]
+        if not own:
+            continue
+        size, digits, index, stride = 1, [], [], 1
+        for j in reversed(own):  # innermost level first: its digit varies fastest
+            q = "q" if stride == 1 else f"q / {stride}u"
+            digits.append((f"j{j}", q if j == own[0] else f"{q} % {tile.box[j]}u"))
+            index.insert(0, f"j{j}" if stride == 1 else f"j{j} * {stride}u")
+            stride *= tile.box[j]
+        absolute = [(f"a{j}", f"a{j}_0 + j{j}" if tile.counts[j] > 1 else f"j{j}") for j in own]
+        logical = c.sum([c.times(f"a{j}", levels[j].mult) for j in own]
+                        + [c.times(f"a{j}", lv.mult) for j, lv in enumerate(levels)
+                           if lv.dims == (d,) and tile.box[j] == 1])
+        staged[arg.name] = SimpleNamespace(
+            array=f"{arg.name}_box", size=stride, digits=digits, absolute=absolute,
+            logical=logical, extent=c.lit(dst.dims[d]), index=" + ".join(index),
+            c_type=arg.c_type)
+    return staged
 
 
 def _slice_index(c: _Expressions, arg: KernelArg, dims: tuple[int, ...]) -> str:

@@ -11,27 +11,31 @@ at least a cache line (128 bytes) long. The work-group
 2. waits at a barrier,
 3. writes it in the destination's order, converting on the way.
 
-Rows are walked padded to a whole number of warps, so that no warp
-instruction spans two rows. Local memory is laid out in the destination's
-order with one spare word after every 32 (``padded_index``): the read phase
-then strides through it without hitting one memory bank 32 times.
+Each lane moves a vector of ``Phase.vec`` elements along a row per access
+(16 bytes of f32, so that a warp of 32 moves 512 bytes per instruction, as a
+copy kernel does). Rows are walked padded to a whole number of warps, so
+that no warp instruction spans two rows. Local memory is laid out in the
+destination's order, with ``pad_by`` spare elements after every
+``pad_every`` (``Tile.local_index``): chosen by replaying the work-group's
+local accesses against 32 banks of 4 bytes (``bank_conflicts``), so that the
+read phase scatters its vectors across the banks, and the write phase reads
+whole vectors, contiguous in local memory.
 
 Nothing here touches OpenCL: tiles are plain data in the plan.
 """
 from __future__ import annotations
 
+import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import numpy as np
 
 from ..memory_desc import MemoryDesc
 
 LINE = 128   #: bytes a GPU moves per cache line (NVIDIA, AMD, Intel alike)
-BANKS = 32   #: local-memory banks: one spare element after this many
-
-
-def padded_index(index: int) -> int:
-    """Where element ``index`` of the box lives in local memory."""
-    return index + index // BANKS
+BANKS = 32   #: local-memory banks of 4 bytes (NVIDIA, AMD alike)
+WARP = 32    #: work-items that issue one memory instruction together
 
 
 @dataclass(frozen=True)
@@ -40,8 +44,11 @@ class Phase:
 
     ``order`` lists the box's levels (indices into the plan's levels),
     innermost first; the first ``row`` of them form rows of ``row_len``
-    elements contiguous in memory, which the lanes walk padded to
-    ``row_pad``; ``rows`` such rows make the box.
+    elements contiguous in memory; ``rows`` such rows make the box. A lane
+    moves ``vec`` consecutive elements of a row at a time (on the first
+    level of ``order`` where its box divides by ``vec``, else across the
+    row's levels); the lanes walk a row's vectors padded to ``row_pad``
+    of them.
     """
 
     order: tuple[int, ...]
@@ -49,10 +56,15 @@ class Phase:
     row_len: int
     row_pad: int
     rows: int
+    vec: int = 1
+
+    @property
+    def row_vectors(self) -> int:
+        return self.row_len // self.vec
 
     @property
     def count(self) -> int:
-        """Positions the lanes walk, padding included."""
+        """Vectors the lanes walk, padding included."""
         return self.rows * self.row_pad
 
 
@@ -70,6 +82,12 @@ class Tile:
     read: Phase              # source order
     write: Phase             # destination order
     max_groups: int = MAX_GROUPS_PER_DIM  # work-groups an NDRange dimension may hold
+    pad_every: int = BANKS   # local memory: ``pad_by`` spare elements after every this many
+    pad_by: int = 1
+
+    def local_index(self, k: int) -> int:
+        """Where element ``k`` of the box (destination order) lives in local memory."""
+        return k + k // self.pad_every * self.pad_by
 
     @property
     def grid(self) -> tuple[int, int]:
@@ -91,7 +109,7 @@ class Tile:
     @property
     def local_elements(self) -> int:
         """Elements of local memory the box takes, padding included."""
-        return padded_index(self.elements - 1) + 1
+        return self.local_index(self.elements - 1) + 1
 
     def local_stride(self, level: int) -> int:
         """How far one step of ``level`` moves in local memory (destination order)."""
@@ -137,9 +155,9 @@ def _grow(box: list, levels, order, stride, target: int, lanes: int, fits) -> No
             return
 
 
-def _phase(box, levels, order, stride, lanes: int) -> Phase:
-    """The phase walking ``box`` in ``order``: its rows are the leading
-    levels contiguous in memory (a partial level ends a row)."""
+def _phase(box, levels, order, stride, lanes: int, vec: int = 1) -> Phase:
+    """The phase walking ``box`` in ``order`` by vectors of ``vec``: its rows
+    are the leading levels contiguous in memory (a partial level ends a row)."""
     order = tuple(level for level in order if box[level] > 1)
     run, row = 1, 0
     for level in order:
@@ -150,11 +168,11 @@ def _phase(box, levels, order, stride, lanes: int) -> Phase:
         if box[level] < levels[level].extent:
             break
     row_len = math.prod(box[level] for level in order[:row])
-    pad = row_len
-    if row_len % lanes and row_len > lanes:
-        pad = -(-row_len // lanes) * lanes
+    pad = vectors = row_len // vec
+    if vectors % lanes and vectors > lanes:
+        pad = -(-vectors // lanes) * lanes
     rows = math.prod(box[level] for level in order[row:])
-    return Phase(order, row, row_len, pad, rows)
+    return Phase(order, row, row_len, pad, rows, vec)
 
 
 def _fill(box: list, levels, order, elements: int, fits) -> None:
@@ -170,8 +188,36 @@ def _fill(box: list, levels, order, elements: int, fits) -> None:
             box[level] = trial[level]
 
 
+def _vector(box, levels, phase: Phase, widest: int, vec_ok, crossing: bool, dst) -> int:
+    """The widest vector (at most ``widest`` elements) a phase moves: it
+    divides the row, and ``vec_ok(level, vec)`` allows it (masks, padding,
+    shuffles). It lies inside the first level (its box and extent divide
+    by it: no vector crosses the last box's tail), or, where ``crossing``
+    (each element then finds its own place in local memory), spans the
+    row's levels, none of which has a tail or the destination's padding."""
+    if not phase.order:
+        return 1
+    first = phase.order[0]
+    row = phase.order[:phase.row]
+
+    def plain(level):
+        return levels[level].merged or all(dst.own_padded_dims[d] == dst.dims[d]
+                                           for d in levels[level].dims)
+
+    for vec in (16, 8, 4, 2):
+        if vec > widest or phase.row_len % vec:
+            continue
+        if box[first] % vec == 0 and levels[first].extent % vec == 0 and vec_ok(first, vec):
+            return vec
+        if crossing and all(levels[level].extent % box[level] == 0 and plain(level)
+                            and vec_ok(level, vec) for level in row):
+            return vec
+    return 1
+
+
 def plan_tile(levels, steps, src: MemoryDesc, dst: MemoryDesc, shuffle_levels,
-              lanes: int, tile_bytes: int, elements: int = 1024) -> Tile | None:
+              lanes: int, tile_bytes: int, elements: int = 1024, vector_bytes: int = 1,
+              vec_ok=lambda level, vec, reading: False) -> Tile | None:
     """The box a work-group transposes through local memory, or None when
     no box both fits ``tile_bytes`` and holds a source row.
 
@@ -179,7 +225,8 @@ def plan_tile(levels, steps, src: MemoryDesc, dst: MemoryDesc, shuffle_levels,
     one step of each moves in the source; ``shuffle_levels`` are the levels
     of a shuffled axis (the box holds them whole: any position may feed any
     other). A box with rows long enough is then grown in the destination's
-    order towards ``elements``.
+    order towards ``elements``. Each phase then moves vectors of up to
+    ``vector_bytes`` per lane where ``vec_ok(level, vec, reading)`` allows.
     """
     n = len(levels)
     if not any(step == 1 for step in steps):
@@ -212,5 +259,108 @@ def plan_tile(levels, steps, src: MemoryDesc, dst: MemoryDesc, shuffle_levels,
     write = _phase(box, levels, dst_order, dst_stride, lanes)
     if read.row_len < 2:
         return None
+    dst_bytes = max(1, dst.dtype.bits // 8)
+    read_vec = _vector(box, levels, read, vector_bytes // src_bytes,
+                       lambda level, vec: vec_ok(level, vec, True), True, dst)
+    write_vec = _vector(box, levels, write, vector_bytes // dst_bytes,
+                        lambda level, vec: vec_ok(level, vec, False), False, dst)
+    read = _phase(box, levels, src_order, src_stride, lanes, read_vec)
+    write = _phase(box, levels, dst_order, dst_stride, lanes, write_vec)
     counts = tuple(-(-lv.extent // b) for lv, b in zip(levels, box))
     return Tile(tuple(box), counts, read, write)
+
+
+def phase_elements(tile: Tile, phase: Phase, group: int, reading: bool, laps: int | None = None,
+                   shuffle=None):
+    """The local-memory elements a work-group of ``group`` work-items
+    touches in ``phase``, as arrays (access, element): one access per warp
+    instruction (per warp, lap of the loop, and, when ``reading``, element
+    of the lane's vector: the read phase stores them one by one; the write
+    phase loads a lane's vector at once). Elements in the box's destination
+    order, before padding. ``laps``: only the loop's first so many laps.
+    ``shuffle``: (((level, mult), ...) of the shuffled axis, rows, group):
+    the read phase puts the element read at axis position i where the
+    destination wants it, at (i % group) * rows + i / group."""
+    count = phase.count if laps is None else min(phase.count, laps * group)
+    r = np.arange(count, dtype=np.int64)
+    col, row = r % phase.row_pad, r // phase.row_pad
+    keep = col < phase.row_vectors
+    r, col, row = r[keep], col[keep], row[keep]
+    access = (r % group) // WARP + (r // group) * -(-group // WARP)
+    elements = col[:, None] * phase.vec + np.arange(phase.vec)[None, :]
+    digits = {}
+    for levels, rest in ((phase.order[:phase.row], elements),
+                         (phase.order[phase.row:], np.broadcast_to(row[:, None], elements.shape))):
+        for level in levels:
+            rest, digits[level] = np.divmod(rest, tile.box[level])
+    if reading and shuffle is not None:
+        axis, rows, group_size = shuffle
+        i = sum(digits.get(level, 0) * mult for level, mult in axis)
+        c = (i % group_size) * rows + i // group_size
+        for level, mult in axis:
+            if level in digits:
+                digits[level] = (c // mult) % tile.box[level]
+    k = np.zeros_like(elements)
+    for level, digit in digits.items():
+        k += digit * tile.local_stride(level)
+    if reading:
+        access = access[:, None] * phase.vec + np.arange(phase.vec)[None, :]
+    else:
+        access = np.broadcast_to(access[:, None], k.shape)
+    return access.ravel(), k.ravel()
+
+
+def bank_conflicts(tile: Tile, element_bytes: int, group: int, phases=None) -> float:
+    """Local-memory wavefronts over the fewest possible, for one work-group
+    of ``group`` work-items moving ``tile``'s box (warps of 32, banks of 4
+    bytes, as gpusim counts them). ``phases`` are phase_elements' arrays
+    for the read and the write phase (computed when not given)."""
+    if phases is None:
+        phases = [phase_elements(tile, tile.read, group, True),
+                  phase_elements(tile, tile.write, group, False)]
+    waves = ideal = 0
+    for access, k in phases:
+        start = (k + k // tile.pad_every * tile.pad_by) * element_bytes
+        words = [start // 4] + ([(start + element_bytes - 1) // 4] if element_bytes > 4 else [])
+        pairs = np.unique(np.concatenate([access * (1 << 32) + w for w in words]))
+        ids, word = pairs >> 32, pairs & ((1 << 32) - 1)
+        ideal += int(np.sum(-(-np.bincount(ids) // BANKS)))
+        banks = np.bincount(ids * BANKS + word % BANKS, minlength=(ids.max() + 1) * BANKS)
+        waves += int(banks.reshape(-1, BANKS).max(axis=1).sum())
+    return waves / ideal if ideal else 1.0
+
+
+@functools.lru_cache(maxsize=1024)
+def choose_padding(tile: Tile, element_bytes: int, group: int, local_bytes: int,
+                   shuffle=None) -> Tile:
+    """``tile`` with the local-memory padding (spare elements after every so
+    many) whose replayed accesses conflict least, the smaller the better
+    among equals; whole write vectors stay contiguous. The first two laps
+    of each phase's loop are replayed (the later ones repeat them), and
+    the usual padding, one spare element after every 32, is kept when it
+    leaves no conflict. ``shuffle``: as for phase_elements."""
+    phases = [phase_elements(tile, tile.read, group, True, laps=2, shuffle=shuffle),
+              phase_elements(tile, tile.write, group, False, laps=2)]
+    if (tile.write.vec <= BANKS and element_bytes >= 4
+            and bank_conflicts(tile, element_bytes, group, phases) <= 1.0):
+        return tile
+    best = None
+    every = 8
+    while every < 2 * tile.elements:
+        for by in (1, 2, 4, 8, 16):
+            if every % tile.write.vec or by % max(1, 4 // element_bytes):
+                continue  # (a spare byte or two moves no bank)
+            trial = replace(tile, pad_every=every, pad_by=by)
+            size = trial.local_elements * element_bytes
+            if size <= local_bytes:
+                key = (round(bank_conflicts(trial, element_bytes, group, phases), 3), size)
+                if best is None or key < best[0]:
+                    best = (key, trial)
+        every *= 2
+    return tile if best is None else best[1]
+
+
+def crosses(tile: Tile, phase: Phase) -> bool:
+    """A vector of ``phase`` spans several of the row's levels (each element
+    then has its own place in local memory, not one step apart)."""
+    return phase.vec > 1 and tile.box[phase.order[0]] % phase.vec != 0

@@ -75,14 +75,14 @@ ${ptr}[${off}]\
 % elif dt in INT_TYPES:
 convert_${ct}${n}(${vector_load(dt, ptr, off, n)})\
 % elif ct == "float" or dt == "f64":
-${float_vector(dt, ptr, off, n)}\
+${float_vector(dt, ptr, off, n, space)}\
 % else:
-convert_double${n}(${float_vector(dt, ptr, off, n)})\
+convert_double${n}(${float_vector(dt, ptr, off, n, space)})\
 % endif
 </%def>\
-<%def name="float_vector(dt, ptr, off, n)">\
+<%def name="float_vector(dt, ptr, off, n, space)">\
 % if dt == "f16":
-vload${"a" if aligned else ""}_half${n}(0, (__global const half *)(${ptr} + ${off}))\
+vload${"a" if aligned and space == "__global" else ""}_half${n}(0, (${space} const half *)(${ptr} + ${off}))\
 % elif dt == "bf16":
 as_float${n}(convert_uint${n}(${vector_load(dt, ptr, off, n)}) << 16)\
 % else:
@@ -167,6 +167,8 @@ ${vector_store(dt, capture(to_storage, dt, x, n), off, n)}\
 vload${lane_args[arg.name]}(0, ${arg.name} + ${slice_index[arg.name]})\
 % elif arg.name in lane_args:
 convert_${ct}${lane_args[arg.name]}(vload${lane_args[arg.name]}(0, ${arg.name} + ${slice_index[arg.name]}))\
+% elif arg.name in staged:
+(${ct})${staged[arg.name].array}[${slice_index[arg.name]}]\
 % elif arg.per_slice:
 (${ct})${arg.name}[${slice_index[arg.name]}]\
 % else:

@@ -5,13 +5,19 @@
 ## supplies the numbers and names from a KernelPlan.
 <%namespace file="convert.cl.mako" import="*"/>\
 <%def name="walk(phase)">\
-## The lane's position r in the phase, as loop indices: skip the padding
-## lanes of a row, and positions past a loop's end (the last box's tail).
-% if phase.padded:
+## The lane's position r in the phase (its vector's first element), as loop
+## indices: skip the padding lanes of a row, and positions past a loop's
+## end (the last box's tail).
+% if phase.split:
 const uint col = r % ${phase.row_pad}u;
-if (col >= ${phase.row_len}u)
+%   if phase.padded:
+if (col >= ${phase.row_vectors}u)
     continue;  // past the row: this lane idles
+%   endif
 const uint row = r / ${phase.row_pad}u;
+%   if phase.vec > 1:
+const uint e = col * ${phase.vec}u;  // the vector's first element in its row
+%   endif
 % endif
 % for var, expr in phase.indices:
 const uint ${var} = ${expr};
@@ -27,33 +33,51 @@ if (${phase.tails})
 const ${idx} ${var} = ${expr};
 % endfor
 </%def>\
-<%def name="write_value()">\
-## The tile's element t, converted, to dst[d_off].
-% if bit_copy:
+<%def name="write_value(n)">\
+## The tile's n elements from t on, converted, to dst + d_off.
+% if bit_copy and n == 1:
 dst[d_off] = tile[t];
-% elif saturate_only:
+% elif bit_copy:
+${vector_store(dst_dt, f"vload{n}(0, tile + t)", "d_off", n)}\
+% elif saturate_only and n == 1:
 dst[d_off] = convert_${dst_type}_sat(tile[t]);
+% elif saturate_only:
+${vector_store(dst_dt, f"convert_{dst_type}{n}_sat(vload{n}(0, tile + t))", "d_off", n)}\
 % else:
-${ct} x = ${load(src_dt, "tile", "t", 1, "__local")};
-${apply_attributes(1, "d_off")}\
-${store(dst_dt, "d_off", "x", 1)}\
+${ct if n == 1 else f"{ct}{n}"} x = ${load(src_dt, "tile", "t", n, "__local")};
+${apply_attributes(n, "d_off")}\
+${store(dst_dt, "d_off", "x", n)}\
+% endif
+</%def>\
+<%def name="zeros(n)">\
+% if n == 1:
+dst[d_off] = 0;  // padding
+% else:
+${vector_store(dst_dt, f"({dst_type}{n})0", "d_off", n)}\
 % endif
 </%def>\
 // clayout ${kind}: ${src_desc} -> ${dst_desc}
 // Each work-group moves a box of ${box_text} through local memory:
-// it reads rows of ${read.row_len} elements contiguous in the source, and
-// writes rows of ${write.row_len} contiguous in the destination.
+// it reads rows of ${read.row_len} elements contiguous in the source, ${read.vec} at a
+// time, and writes rows of ${write.row_len} contiguous in the destination, ${write.vec} at a time.
 // Loops, outermost first: ${loops_comment}
 #pragma OPENCL FP_CONTRACT OFF
 % if fp64:
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 % endif
 ${helper_functions()}
+
+// Where element k of the box lives in local memory: ${pad_by} spare
+// element${"s" if pad_by > 1 else ""} after every ${pad_every}, so that neither phase's lanes pile onto
+// one memory bank.
+inline uint tile_index(uint k)
+{
+    return k + k / ${pad_every}u${f" * {pad_by}u" if pad_by > 1 else ""};
+}
 __kernel void ${name}(__global const ${src_type} *restrict src,
         __global ${dst_type} *restrict dst${"".join(", " + declaration(a) for a in args.values())})
 {
-    // The box in destination order, one spare element after every ${banks}
-    // (the read phase then strides across the memory banks).
+    // The box in destination order (see tile_index).
     __local ${src_type} tile[${local_elements}];
     const uint lane = get_local_id(0);
     const uint lanes = get_local_size(0);
@@ -75,6 +99,21 @@ __kernel void ${name}(__global const ${src_type} *restrict src,
 %   endif
 % endfor
 
+% for stage in staged.values():
+    // The box's ${stage.size} values of ${stage.array[:-4]}, staged once for the write phase.
+    __local ${stage.c_type} ${stage.array}[${stage.size}];
+    for (uint q = lane; q < ${stage.size}u; q += lanes) {
+%   for var, expr in stage.digits:
+        const uint ${var} = ${expr};
+%   endfor
+%   for var, expr in stage.absolute:
+        const ${idx} ${var} = ${expr};
+%   endfor
+        const ${idx} i = ${stage.logical};
+        ${stage.array}[q] = i < ${stage.extent} ? ${stage.array[:-4]}[i] : 0;  // past the end: padding
+    }
+% endfor
+
     // 1. Read the box from the source into local memory.
     for (uint r = lane; r < ${read.count}u; r += lanes) {
 ${indent(capture(walk, read), 8)}\
@@ -84,7 +123,18 @@ ${indent(capture(walk, read), 8)}\
 % endif
         const ${idx} s_off = ${s_off};
         const uint k = ${read.local};
-        tile[k + k / ${banks}u] = src[s_off];
+% if read.vec == 1:
+        tile[tile_index(k)] = src[s_off];
+% else:
+        const ${src_type}${read.vec} v = vload${read.vec}(0, src + s_off);
+%   for n in range(read.vec):
+%     if n and read.element_locals:
+        tile[tile_index(${read.element_locals[n - 1]})] = v.s${"0123456789abcdef"[n]};
+%     else:
+        tile[tile_index(k${f" + {n * read.step}u" if n else ""})] = v.s${"0123456789abcdef"[n]};
+%     endif
+%   endfor
+% endif
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -94,12 +144,11 @@ ${indent(capture(walk, write), 8)}\
         const ${idx} d_off = ${d_off};
 % if write.padding:
         if (${write.padding}) {
-            dst[d_off] = 0;  // padding
+${indent(capture(zeros, write.vec), 12)}\
             continue;
         }
 % endif
-        const uint k = ${write.local};
-        const uint t = k + k / ${banks}u;
-${indent(capture(write_value), 8)}\
+        const uint t = tile_index(${write.local});
+${indent(capture(write_value, write.vec), 8)}\
     }
 }

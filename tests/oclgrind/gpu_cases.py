@@ -61,6 +61,13 @@ CASES = [
     Case((2, 40, 5, 7), "f8_e4m3", "nchw", "f8_e4m3", "nhwc"),
     Case((2, 40, 3, 5), "f32", "nChw16c", "f8_e5m2", "nchw"),
     Case((1, 48, 6, 6), "f16", "nchw", "f16", "nhwc"),
+    # Vectors through local memory (issue 22): 16 bytes a lane, across the
+    # row's levels for weights (rows of 3x3), 2 for f64, padding in whole vectors.
+    Case((2, 128, 4, 4), "s8", "nchw", "s8", "nhwc"),
+    Case((16, 32, 3, 3), "f32", "oihw", "f32", "OIhw4i16o4i"),
+    Case((48, 40), "f64", "ab", "f64", "ba"),
+    Case((2, 40, 3, 5), "f32", "nchw", "bf16", "nChw16c", attr="sum"),
+    Case((2, 64, 3, 3), "u8", "nChw16c", "f32", "nchw", attr=PC),
     # Tiled conversions with attributes (applied in the write phase).
     Case((2, 40, 3, 5), "f32", "nchw", "s8", "nChw16c", attr=PC),
     Case((2, 32, 3, 5), "s8", "nChw16c", "f32", "nchw", attr=PC),
