@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import math
+import os
 import threading
 import time
 
@@ -30,8 +31,30 @@ def build_options(device) -> list[str]:
     return options
 
 
+def _dump(source: str) -> None:
+    """With ``CLAYOUT_DUMP_KERNELS=DIR``, write a program's source to
+    ``DIR/<sha1 of source>.cl`` (for scripts/ptx_check.py). Written under a
+    temporary name and renamed, so threads and processes sharing DIR never
+    see half a file; a folder that cannot be written is logged, never fatal."""
+    folder = os.environ.get("CLAYOUT_DUMP_KERNELS")
+    if not folder:
+        return
+    path = os.path.join(folder, hashlib.sha1(source.encode()).hexdigest() + ".cl")
+    part = f"{path}.{os.getpid()}.{threading.get_ident()}.part"
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with open(part, "w", encoding="utf-8") as f:
+            f.write(source)
+        os.replace(part, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.remove(part)
+        verbose.LOGGER.warning("CLAYOUT_DUMP_KERNELS: cannot write %s: %s", path, exc)
+
+
 def _build(engine, source: str, names: list[str]) -> list:
     """Build one program; its kernels named ``names``."""
+    _dump(source)
     start = time.perf_counter()
     program = cl.Program(engine.context, source).build(options=build_options(engine.device))
     label = names[0] if len(names) == 1 else f"{len(names)} kernels"
