@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY      = $(VENV)/bin/python
 
-.PHONY: demo test bench weights opencl clean
+.PHONY: demo test bench weights opencl clean ptx
 
 demo: opencl
 	$(PY) examples/quickstart.py
@@ -18,6 +18,17 @@ GPU_STRATEGY_TESTS = tests/test_reorder_*.py tests/test_shuffle.py tests/test_be
 test: opencl
 	$(PY) -m pytest -q
 	CLAYOUT_STRATEGY=gpu $(PY) -m pytest -q $(GPU_STRATEGY_TESTS)
+
+# Every kernel the reorder and shuffle tests build, with each strategy,
+# compiled for NVIDIA sm_90 by clang's NVPTX target and ptxas: failures,
+# registers, spills (the target fails on any) and the share of 16-byte
+# global loads and stores. Needs clang-15, libclc-15 and ptxas (not in CI).
+PTX_TESTS ?= tests/test_reorder_*.py tests/test_shuffle.py
+PTX_FLAGS ?=
+
+ptx: opencl
+	@bash scripts/ensure_ptx_tools.sh
+	$(PY) scripts/ptx_check.py --tests $(PTX_TESTS) $(PTX_FLAGS)
 
 # Each table runs with both kernel strategies; their numbers go to
 # benchmarks/results/*.json and plot.py draws benchmarks/ratio_to_copy.png.
