@@ -1,11 +1,15 @@
 """``python -m clayout.explain``: how a reorder or shuffle would run.
 
 Prints the plan's strategy, NDRange and local size, bytes per work-item,
-and the 128-byte lines its first warp of 32 work-items touches per global
-load and store against the ideal. Without ``--device`` it plans for a
-stand-in profile (``--strategy cpu``: PoCL on a CPU, ``gpu``: an NVIDIA
-H200's numbers), so no OpenCL device is needed; with ``--device`` it
-creates the primitive on the OpenCL device and prints its ``explain()``.
+and its access report (clayout/gpu/access.py): the kernel's memory
+accesses by its first work-group (``--all-groups``: every one), replayed
+from the plan and counted as the gpusim plugin counts the real kernel's,
+per instruction and for the kernel: distinct bytes per warp-level global
+load and store, sector efficiency, local-memory bank conflicts. Without
+``--device`` it plans for a stand-in profile (``--strategy cpu``: PoCL on
+a CPU, ``gpu``: an NVIDIA H200's numbers), so no OpenCL device is needed;
+with ``--device`` it creates the primitive on the OpenCL device and prints
+its ``explain()``.
 
 Example::
 
@@ -42,7 +46,12 @@ def main(argv=None) -> int:
                         help="the stand-in profile to plan for (default: gpu)")
     parser.add_argument("--device", action="store_true",
                         help="create the primitive on the OpenCL device instead")
+    parser.add_argument("--all-groups", action="store_true",
+                        help="replay every work-group of a stand-in plan, not only the first "
+                             "(slow for big launches)")
     args = parser.parse_args(argv)
+    if args.all_groups and args.device:
+        parser.error("--all-groups replays a stand-in profile's plan: not with --device")
     try:
         dims = tuple(int(n) for n in args.dims.split("x"))
         src = _md(args.src, dims)
@@ -80,7 +89,8 @@ def _explain(src, dst, attr, args) -> str:
         problem = Problem("reorder", src, dst, attr)
     profile = GPU_PROFILE if args.strategy == "gpu" else CPU_PROFILE
     plan = plan_kernel(problem, profile)
-    return f"{plan.name} on the {profile.name} stand-in profile\n{format_report(plan)}"
+    report = format_report(plan, all_groups=args.all_groups)
+    return f"{plan.name} on the {profile.name} stand-in profile\n{report}"
 
 
 if __name__ == "__main__":
