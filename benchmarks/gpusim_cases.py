@@ -60,6 +60,33 @@ CASES = [
 ]
 
 
+#: Cases that do not reach issue 22's line yet, the figure they must still
+#: keep (a regression fails) and why. OIhw4i16o4i: a warp's read-phase
+#: scatter falls on local rows of 144 elements (3x3 x 16 inputs), whose
+#: stores no padding of the box spreads over all 32 banks while keeping
+#: the write phase's vectors aligned; 1.5 wavefronts where 1 would do.
+KNOWN = {"weights oihw->OIhw4i16o4i": {"conflict": 1.55}}
+
+
+def varied(cases, seed: int):
+    """The same cases on other shapes, drawn with ``seed`` (channels that
+    fill no block or warp evenly, 3x3 and 7x7 planes, 1x1 and 5x5 kernels)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for name, src, dst, dims, kind, group, line in cases:
+        if name.startswith("weights"):
+            dims = tuple(int(v) for v in rng.choice([(32, 32), (64, 48), (128, 64), (16, 96)])) + \
+                tuple(int(v) for v in rng.choice([(1, 1), (3, 3), (5, 5)]))
+        elif len(dims) == 4 and "C=272" not in name:
+            channels = int(rng.choice([16, 32, 48, 64, 96, 128, 256]))
+            plane = tuple(int(v) for v in rng.choice([(7, 7), (14, 14), (3, 3), (28, 28), (5, 9)]))
+            dims = (int(rng.choice([1, 2, 3])), channels) + plane
+        elif len(dims) == 2:
+            dims = (int(rng.choice([64, 96, 128])), int(rng.choice([256, 512, 1024])))
+        out.append((name, src, dst, dims, kind, group, line))
+    return out
+
+
 def attr_of(kind, src_dt, dims):
     """The case's attribute: scales (and zero points) like the benchmarks'."""
     if kind is None:
@@ -106,12 +133,14 @@ def main(out_dir):
     stream = cly.Stream(engine)
     rng = np.random.default_rng(0)
     only = os.environ.get("GPUSIM_ONLY", "")
-    for n, case in enumerate(CASES):
+    seed = os.environ.get("GPUSIM_SEED", "")
+    cases = varied(CASES, int(seed)) if seed else CASES
+    for n, case in enumerate(cases):
         if only not in case[0]:
             continue
         os.environ["GPUSIM_OUT"] = os.path.join(out_dir, f"{n}.jsonl")
         run_case(engine, stream, case, rng)
-    print("ran", len(CASES), "cases")
+    print("ran", len(cases), "cases")
 
 
 if __name__ == "__main__":

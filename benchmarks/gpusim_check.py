@@ -7,8 +7,11 @@ gpusim_cases.py runs under Oclgrind with the gpusim plugin
 - sector efficiency >= 0.95 for loads and for stores;
 - local-memory bank conflicts <= 1.1 (wavefronts over the fewest).
 
-Prints one row per kernel launch and exits 1 when a row misses a line.
-Usage: python benchmarks/gpusim_check.py [--gpusim DIR] [--only TEXT] [--json PATH]
+Prints one row per kernel launch and exits 1 when a row misses a line
+(gpusim_cases.KNOWN lists the cases known to miss one, and the figure
+they must still keep).
+Usage: python benchmarks/gpusim_check.py [--gpusim DIR] [--only TEXT] [--seed N] [--json PATH]
+(--seed: the same cases on other shapes, drawn at random with seed N)
 """
 from __future__ import annotations
 
@@ -33,14 +36,14 @@ def load_gpusim(folder: pathlib.Path):
     return module
 
 
-def measure(gpusim, only: str | None) -> list[tuple[int, list[dict]]]:
+def measure(gpusim, only: str | None, seed: int | None) -> list[tuple[int, list[dict]]]:
     """Run the cases under Oclgrind; each case's kernel launches, in order."""
     if not os.path.exists(gpusim.LIB):
         subprocess.run(["bash", str(pathlib.Path(gpusim.HERE) / "build.sh")], check=True,
                        stdout=subprocess.DEVNULL)
     with tempfile.TemporaryDirectory() as out:
         env = dict(os.environ, CLAYOUT_STRATEGY="gpu", OCLGRIND_PLUGINS=gpusim.LIB,
-                   GPUSIM_ONLY=only or "")
+                   GPUSIM_ONLY=only or "", GPUSIM_SEED="" if seed is None else str(seed))
         done = subprocess.run(["oclgrind", sys.executable, str(HERE / "gpusim_cases.py"), out],
                               env=env, capture_output=True, text=True)
         if done.returncode:
@@ -62,16 +65,19 @@ def figures(gpusim, row: dict) -> dict:
                 st_bytes=st["bytes"] / max(st["warp_instructions"], 1))
 
 
-def misses(f: dict, line: int) -> list[str]:
-    out = []
+def misses(f: dict, line: int, known: dict) -> tuple[list[str], list[str]]:
+    """(misses, known misses): the lines ``f`` falls below; those within
+    what ``known`` still allows a case that is known to miss are apart."""
+    out, allowed = [], []
     for side in ("ld", "st"):
         if f[f"{side}_bytes"] < line:
             out.append(f"{side} {f[f'{side}_bytes']:.0f} B < {line}")
         if f[f"{side}_eff"] < MIN_EFFICIENCY:
             out.append(f"{side} eff {f[f'{side}_eff']:.3f} < {MIN_EFFICIENCY}")
     if f["conflict"] > MAX_CONFLICT:
-        out.append(f"conflicts {f['conflict']:.2f} > {MAX_CONFLICT}")
-    return out
+        text = f"conflicts {f['conflict']:.2f} > {MAX_CONFLICT}"
+        (allowed if f["conflict"] <= known.get("conflict", 0) else out).append(text)
+    return out, allowed
 
 
 def main() -> int:
@@ -80,32 +86,39 @@ def main() -> int:
     parser.add_argument("--gpusim", default=str(HERE.parent.parent / "shared" / "gpu-offline"),
                         help="the folder of gpusim.py and build.sh")
     parser.add_argument("--only", help="run the cases whose name contains TEXT")
+    parser.add_argument("--seed", type=int, help="other shapes, drawn with this seed")
     parser.add_argument("--json", help="write the figures to PATH")
     args = parser.parse_args()
     gpusim = load_gpusim(pathlib.Path(args.gpusim))
     sys.path.insert(0, str(HERE))
-    from gpusim_cases import CASES
+    from gpusim_cases import CASES, KNOWN, varied
+    cases = CASES if args.seed is None else varied(CASES, args.seed)
 
     failed, report = 0, []
-    print(f"{'case':36s} {'kernel':44s} {'ld eff':>6s} {'st eff':>6s} {'conf':>5s} "
+    print(f"{'case':46s} {'kernel':44s} {'ld eff':>6s} {'st eff':>6s} {'conf':>5s} "
           f"{'ld B':>5s} {'st B':>5s} {'line':>4s}  result")
-    for n, rows in measure(gpusim, args.only):
-        name, line = CASES[n][0], CASES[n][-1]
+    for n, rows in measure(gpusim, args.only, args.seed):
+        name, line = cases[n][0], cases[n][-1]
+        name = name if args.seed is None else f"{name} {'x'.join(map(str, cases[n][3]))}"
         if not rows:
-            print(f"{name:36s} no kernel launched")
+            print(f"{name:46s} no kernel launched")
             failed += 1
             continue
         for row in rows:
             f = figures(gpusim, row)
-            missed = misses(f, line)
+            missed, known = misses(f, line, KNOWN.get(cases[n][0], {}))
             failed += bool(missed)
-            report.append(dict(f, case=name, line=line, missed=missed))
-            print(f"{name:36s} {f['kernel'][:44]:44s} {f['ld_eff']:6.3f} {f['st_eff']:6.3f} "
+            report.append(dict(f, case=name, line=line, missed=missed, known=known))
+            result = "MISS: " + "; ".join(missed) if missed else \
+                "known miss: " + "; ".join(known) if known else "ok"
+            print(f"{name:46s} {f['kernel'][:44]:44s} {f['ld_eff']:6.3f} {f['st_eff']:6.3f} "
                   f"{f['conflict']:5.2f} {f['ld_bytes']:5.0f} {f['st_bytes']:5.0f} {line:4d}  "
-                  + ("ok" if not missed else "MISS: " + "; ".join(missed)))
+                  + result)
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(report, indent=1))
-    print(f"{len(report) - failed} of {len(report)} kernels reach their line")
+    known = sum(bool(r["known"]) and not r["missed"] for r in report)
+    print(f"{len(report) - failed - known} of {len(report)} kernels reach their line"
+          + (f", {known} known to miss (gpusim_cases.KNOWN)" if known else ""))
     return 1 if failed else 0
 
 

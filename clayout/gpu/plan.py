@@ -24,6 +24,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from ..memory_desc import MemoryDesc, dims_text
 from ..problem import Problem
 from .profile import DeviceProfile
@@ -617,13 +619,18 @@ def _tile_vector_ok(level: Level, vec: int, reading: bool, src_md: MemoryDesc,
     """A tiled phase may move ``vec`` consecutive elements of ``level`` as
     one vector: they are all padding or all data, need one value (or
     ``vec`` consecutive values) of each per-slice array, read the shuffled
-    axis in order, and convert as a vector."""
+    axis in order, and convert as a vector. ``vec`` None: a vector spans
+    this level's steps (each element its own index along it)."""
     if not reading and compute == "double" and (dst_md.data_type == "bf16" or any(
             md.data_type in ELEMENTWISE_TYPES for md in (src_md, dst_md))):
         return False  # (as for striped vectors: no vector helpers in double)
     if level.merged:
         return True  # no dim the kernel indexes
     (d,) = level.dims
+    if vec is None:  # a vector across this level's steps: nothing may index d
+        return (dst_md.own_padded_dims[d] == dst_md.dims[d] and (shuffle is None or d != shuffle[0])
+                and (reading or not any(kind_mask(kind) and kind_mask(kind) >> d & 1
+                                        for kind in kinds[:4])))
     if dst_md.own_padded_dims[d] != dst_md.dims[d] and dst_md.dims[d] % (vec * level.mult):
         return False
     if reading:
@@ -636,6 +643,44 @@ def _tile_vector_ok(level: Level, vec: int, reading: bool, src_md: MemoryDesc,
         group = arg.group(d, dst_md.ndims)
         if group % (vec * level.mult) and not (
                 group == 1 and level.mult == 1 and mask.bit_length() - 1 == d):
+            return False
+    return True
+
+
+def _rows_aligned(md: MemoryDesc, levels, tile: Tile, phase, const: int, src: bool,
+                  profile) -> bool:
+    """Every vector a tiled phase moves starts on its own size in ``md``
+    (proven from the plan's numbers, the buffer aligned to the profile's
+    base_align), so it may be a typed access: one 16-byte instruction,
+    where clang and NVIDIA's compiler split vloadN into elements. A row is
+    contiguous and its vectors start at multiples of their size in it, so
+    the rows' starts decide: the row's levels stand at multiples of their
+    box there, the other levels anywhere."""
+    vec = phase.vec
+    if vec < 2 or md.dtype.bits * vec // 8 > profile.base_align or const % vec:
+        return False
+    row = set(phase.order[:phase.row])
+
+    def step(j):
+        return tile.box[j] if j in row else 1
+
+    if not src:
+        return all(lv.dst_stride * step(j) % vec == 0 for j, lv in enumerate(levels))
+    if any(lv.merged and lv.src_stride * step(j) % vec for j, lv in enumerate(levels)):
+        return False
+    for d in range(md.ndims):
+        own = [(j, lv) for j, lv in enumerate(levels) if not lv.merged and lv.dims == (d,)]
+        if not own:
+            continue
+        index = np.zeros(1, np.int64)  # the dim's logical indices at rows' starts
+        for j, lv in own:
+            index = (index[:, None] + np.arange(0, lv.extent, step(j)) * lv.mult).ravel()
+            if index.size > 1 << 20:
+                return False  # (not worth proving)
+        p = index + md.padded_offsets[d]
+        offset = sum(((p // t.divisor) % t.modulus if t.modulus else p // t.divisor) * t.stride
+                     for t in offset_terms(md, d))
+        if np.any(np.asarray(offset) % vec):
             return False
     return True
 
@@ -678,6 +723,11 @@ def _plan_gpu(problem, profile, levels, common) -> KernelPlan:
                                   None if shuffle is None else (
                                       tuple((j, split[j].mult) for j in axis_levels),
                                       src_md.dims[shuffle[0]] // shuffle[1], shuffle[1]))
+            src_const, dst_const = constant_offsets(src_md, dst_md, common["linear"])
+            tile = replace(tile, read=replace(tile.read, typed=_rows_aligned(
+                src_md, split, tile, tile.read, src_const, True, profile)),
+                write=replace(tile.write, typed=_rows_aligned(
+                    dst_md, split, tile, tile.write, dst_const, False, profile)))
             span = _span(src_md, dst_md, math.prod(lv.extent for lv in split))
             return KernelPlan(levels=tuple(split), vec=1, items=tile.boxes, chunks=1,
                               wide_index=span >= 2**31, fastest=(), tile=tile, **common)

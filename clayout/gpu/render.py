@@ -319,7 +319,7 @@ def _render_tiled(plan: KernelPlan, kernel_name: str | None, c: _Expressions) ->
         # A vector across the row's levels: element n's place from its own
         # digits of e + n (the plan kept the shuffled axis out of such rows).
         element_locals = []
-        if crosses(tile, phase):
+        if crosses(tile, phase) and not tile.contiguous(phase):
             row_levels, div = phase.order[:phase.row], 1
             for n in range(1, vec):
                 x, terms, div = f"(e + {n}u)", [], 1
@@ -340,7 +340,9 @@ def _render_tiled(plan: KernelPlan, kernel_name: str | None, c: _Expressions) ->
         return SimpleNamespace(
             padded=padded, split=padded or vec > 1, row_pad=phase.row_pad,
             row_vectors=phase.row_vectors, row_len=phase.row_len, count=phase.count,
-            vec=vec, step=tile.local_stride(first), indices=indices, absolute=absolute,
+            vec=vec, step=tile.local_stride(first), contiguous=tile.contiguous(phase),
+            typed=phase.typed,
+            indices=indices, absolute=absolute,
             tails=tails, logical=logical, padding=padding,
             local=" + ".join(local.values()) or "0u", element_locals=element_locals)
 
@@ -367,11 +369,15 @@ def _render_tiled(plan: KernelPlan, kernel_name: str | None, c: _Expressions) ->
     for arg_name, stage in staged.items():
         slice_index[arg_name] = stage.index
     values["staged"] = staged
+    # (a vector gathered element by element is stored by vstoreN: Oclgrind
+    # mis-measures typed stores of vectors assembled from scalars)
+    values["typed_store"] = write.typed and tile.contiguous(write)
     box_text = " x ".join(_level_text(levels[j], tile.box[j])
                           for j in range(len(levels)) if tile.box[j] > 1)
     return render_template(
         "tiled.cl.mako", **values,
         box_text=box_text, pad_every=tile.pad_every, pad_by=tile.pad_by,
+        local_order=tile.local_order,
         local_elements=tile.local_elements, starts=starts,
         read=read, write=phase_values(write, False),
         s_off=c.sum(s_parts + s_terms, src_const), d_off=c.sum(d_parts, dst_const),

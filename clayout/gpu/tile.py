@@ -57,6 +57,7 @@ class Phase:
     row_pad: int
     rows: int
     vec: int = 1
+    typed: bool = False  # every vector starts on its own size in global memory
 
     @property
     def row_vectors(self) -> int:
@@ -84,6 +85,19 @@ class Tile:
     max_groups: int = MAX_GROUPS_PER_DIM  # work-groups an NDRange dimension may hold
     pad_every: int = BANKS   # local memory: ``pad_by`` spare elements after every this many
     pad_by: int = 1
+    local_order: str = "dst"  # the box in local memory in the destination's order, or "src"
+
+    @property
+    def layout(self) -> tuple[int, ...]:
+        """The box's levels in local memory, innermost first."""
+        return (self.write if self.local_order == "dst" else self.read).order
+
+    def contiguous(self, phase: Phase) -> bool:
+        """``phase`` walks local memory in its own order: a lane's vector
+        is one aligned vector access there (padding never splits it, nor
+        moves it off its size)."""
+        return (phase.order == self.layout and self.pad_every % phase.vec == 0
+                and self.pad_by % phase.vec == 0)
 
     def local_index(self, k: int) -> int:
         """Where element ``k`` of the box (destination order) lives in local memory."""
@@ -112,8 +126,11 @@ class Tile:
         return self.local_index(self.elements - 1) + 1
 
     def local_stride(self, level: int) -> int:
-        """How far one step of ``level`` moves in local memory (destination order)."""
-        return math.prod(self.box[level + 1:])
+        """How far one step of ``level`` moves in local memory (before padding)."""
+        layout = self.layout
+        if level not in layout:
+            return 0  # a level of one step: its index is always 0
+        return math.prod(self.box[inner] for inner in layout[:layout.index(level)])
 
 
 def _fills_warps(run: int, lanes: int) -> bool:
@@ -155,7 +172,7 @@ def _grow(box: list, levels, order, stride, target: int, lanes: int, fits) -> No
             return
 
 
-def _phase(box, levels, order, stride, lanes: int, vec: int = 1) -> Phase:
+def _phase(box, levels, order, stride, lanes: int, vec: int = 1, row_bytes: int = 0) -> Phase:
     """The phase walking ``box`` in ``order`` by vectors of ``vec``: its rows
     are the leading levels contiguous in memory (a partial level ends a row)."""
     order = tuple(level for level in order if box[level] > 1)
@@ -169,7 +186,7 @@ def _phase(box, levels, order, stride, lanes: int, vec: int = 1) -> Phase:
             break
     row_len = math.prod(box[level] for level in order[:row])
     pad = vectors = row_len // vec
-    if vectors % lanes and vectors > lanes:
+    if vectors % lanes and vectors > lanes and (row_len * row_bytes) % 32:
         pad = -(-vectors // lanes) * lanes
     rows = math.prod(box[level] for level in order[row:])
     return Phase(order, row, row_len, pad, rows, vec)
@@ -188,6 +205,19 @@ def _fill(box: list, levels, order, elements: int, fits) -> None:
             box[level] = trial[level]
 
 
+def _whole(box: list, levels, fits) -> None:
+    """Take a level whole where its box would leave a tail and the whole
+    level is at most 4 boxes and fits: rows then run across its end into
+    the next level's (nchw with 14x14 planes: rows of 196 x C elements,
+    not of 64 starting anywhere in a sector)."""
+    for level, lv in enumerate(levels):
+        if box[level] < lv.extent <= 4 * box[level] and lv.extent % box[level]:
+            trial = box.copy()
+            trial[level] = lv.extent
+            if fits(trial):
+                box[level] = lv.extent
+
+
 def _vector(box, levels, phase: Phase, widest: int, vec_ok, crossing: bool, dst) -> int:
     """The widest vector (at most ``widest`` elements) a phase moves: it
     divides the row, and ``vec_ok(level, vec)`` allows it (masks, padding,
@@ -204,13 +234,20 @@ def _vector(box, levels, phase: Phase, widest: int, vec_ok, crossing: bool, dst)
         return levels[level].merged or all(dst.own_padded_dims[d] == dst.dims[d]
                                            for d in levels[level].dims)
 
+    def spanned(level, vec):
+        # A level the vector spans (a step of it is shorter than the vector,
+        # or does not hold whole vectors) must keep every element valid.
+        inner = math.prod(box[j] for j in row[:row.index(level)])
+        return inner % vec != 0
+
     for vec in (16, 8, 4, 2):
-        if vec > widest or phase.row_len % vec:
-            continue
+        if vec > widest or phase.row_len % vec or math.prod(box) < vec * WARP:
+            continue  # (a box smaller than a warp of vectors keeps elements)
         if box[first] % vec == 0 and levels[first].extent % vec == 0 and vec_ok(first, vec):
             return vec
-        if crossing and all(levels[level].extent % box[level] == 0 and plain(level)
-                            and vec_ok(level, vec) for level in row):
+        if crossing and all(not spanned(level, vec) or (
+                levels[level].extent % box[level] == 0 and plain(level)
+                and vec_ok(level, None)) for level in row):
             return vec
     return 1
 
@@ -226,7 +263,8 @@ def plan_tile(levels, steps, src: MemoryDesc, dst: MemoryDesc, shuffle_levels,
     of a shuffled axis (the box holds them whole: any position may feed any
     other). A box with rows long enough is then grown in the destination's
     order towards ``elements``. Each phase then moves vectors of up to
-    ``vector_bytes`` per lane where ``vec_ok(level, vec, reading)`` allows.
+    ``vector_bytes`` per lane where ``vec_ok(level, vec, reading)`` allows
+    (``vec`` None: elements along the level differ in everything it indexes).
     """
     n = len(levels)
     if not any(step == 1 for step in steps):
@@ -255,6 +293,7 @@ def plan_tile(levels, steps, src: MemoryDesc, dst: MemoryDesc, shuffle_levels,
     _grow(box, levels, dst_order, dst_stride, dst_target, lanes, fits)
     _grow(box, levels, src_order, src_stride, src_target, lanes, fits)
     _fill(box, levels, dst_order, elements, fits)
+    _whole(box, levels, fits)
     read = _phase(box, levels, src_order, src_stride, lanes)
     write = _phase(box, levels, dst_order, dst_stride, lanes)
     if read.row_len < 2:
@@ -263,9 +302,9 @@ def plan_tile(levels, steps, src: MemoryDesc, dst: MemoryDesc, shuffle_levels,
     read_vec = _vector(box, levels, read, vector_bytes // src_bytes,
                        lambda level, vec: vec_ok(level, vec, True), True, dst)
     write_vec = _vector(box, levels, write, vector_bytes // dst_bytes,
-                        lambda level, vec: vec_ok(level, vec, False), False, dst)
-    read = _phase(box, levels, src_order, src_stride, lanes, read_vec)
-    write = _phase(box, levels, dst_order, dst_stride, lanes, write_vec)
+                        lambda level, vec: vec_ok(level, vec, False), True, dst)
+    read = _phase(box, levels, src_order, src_stride, lanes, read_vec, src_bytes)
+    write = _phase(box, levels, dst_order, dst_stride, lanes, write_vec, dst_bytes)
     counts = tuple(-(-lv.extent // b) for lv, b in zip(levels, box))
     return Tile(tuple(box), counts, read, write)
 
@@ -273,11 +312,9 @@ def plan_tile(levels, steps, src: MemoryDesc, dst: MemoryDesc, shuffle_levels,
 def phase_elements(tile: Tile, phase: Phase, group: int, reading: bool, laps: int | None = None,
                    shuffle=None):
     """The local-memory elements a work-group of ``group`` work-items
-    touches in ``phase``, as arrays (access, element): one access per warp
-    instruction (per warp, lap of the loop, and, when ``reading``, element
-    of the lane's vector: the read phase stores them one by one; the write
-    phase loads a lane's vector at once). Elements in the box's destination
-    order, before padding. ``laps``: only the loop's first so many laps.
+    touches in ``phase``, as arrays: (warp access, one per warp and lap of
+    the loop; each lane's vector of elements, in the box's local order,
+    before padding). ``laps``: only the loop's first so many laps.
     ``shuffle``: (((level, mult), ...) of the shuffled axis, rows, group):
     the read phase puts the element read at axis position i where the
     destination wants it, at (i % group) * rows + i / group."""
@@ -303,11 +340,7 @@ def phase_elements(tile: Tile, phase: Phase, group: int, reading: bool, laps: in
     k = np.zeros_like(elements)
     for level, digit in digits.items():
         k += digit * tile.local_stride(level)
-    if reading:
-        access = access[:, None] * phase.vec + np.arange(phase.vec)[None, :]
-    else:
-        access = np.broadcast_to(access[:, None], k.shape)
-    return access.ravel(), k.ravel()
+    return access, k
 
 
 def bank_conflicts(tile: Tile, element_bytes: int, group: int, phases=None) -> float:
@@ -319,11 +352,21 @@ def bank_conflicts(tile: Tile, element_bytes: int, group: int, phases=None) -> f
         phases = [phase_elements(tile, tile.read, group, True),
                   phase_elements(tile, tile.write, group, False)]
     waves = ideal = 0
-    for access, k in phases:
+    for phase, (access, k) in zip((tile.read, tile.write), phases):
+        # A lane's vector is one access where it is one aligned vector in
+        # local memory, else each element is an access of its own.
+        if tile.contiguous(phase):
+            access = np.broadcast_to(access[:, None], k.shape).ravel()
+        else:
+            access = (access[:, None] * phase.vec + np.arange(phase.vec)[None, :]).ravel()
+        k = k.ravel()
         start = (k + k // tile.pad_every * tile.pad_by) * element_bytes
-        words = [start // 4] + ([(start + element_bytes - 1) // 4] if element_bytes > 4 else [])
-        pairs = np.unique(np.concatenate([access * (1 << 32) + w for w in words]))
-        ids, word = pairs >> 32, pairs & ((1 << 32) - 1)
+        if element_bytes >= 4:  # each element its own words: none counted twice
+            ids = np.concatenate([access] * (element_bytes // 4))
+            word = np.concatenate([start // 4 + w for w in range(element_bytes // 4)])
+        else:  # several elements to a word
+            pairs = np.unique(access * (1 << 32) + start // 4)
+            ids, word = pairs >> 32, pairs & ((1 << 32) - 1)
         ideal += int(np.sum(-(-np.bincount(ids) // BANKS)))
         banks = np.bincount(ids * BANKS + word % BANKS, minlength=(ids.max() + 1) * BANKS)
         waves += int(banks.reshape(-1, BANKS).max(axis=1).sum())
@@ -333,31 +376,41 @@ def bank_conflicts(tile: Tile, element_bytes: int, group: int, phases=None) -> f
 @functools.lru_cache(maxsize=1024)
 def choose_padding(tile: Tile, element_bytes: int, group: int, local_bytes: int,
                    shuffle=None) -> Tile:
-    """``tile`` with the local-memory padding (spare elements after every so
-    many) whose replayed accesses conflict least, the smaller the better
-    among equals; whole write vectors stay contiguous. The first two laps
+    """``tile`` with the local-memory layout (the destination's order or the
+    source's) and padding (spare elements after every so many) whose
+    replayed accesses conflict least, the smaller the better among equals;
+    the vectors of the phase that walks local memory in its own order stay
+    whole. The first two laps
     of each phase's loop are replayed (the later ones repeat them), and
     the usual padding, one spare element after every 32, is kept when it
     leaves no conflict. ``shuffle``: as for phase_elements."""
-    phases = [phase_elements(tile, tile.read, group, True, laps=2, shuffle=shuffle),
-              phase_elements(tile, tile.write, group, False, laps=2)]
-    if (tile.write.vec <= BANKS and element_bytes >= 4
-            and bank_conflicts(tile, element_bytes, group, phases) <= 1.0):
-        return tile
     best = None
-    every = 8
-    while every < 2 * tile.elements:
-        for by in (1, 2, 4, 8, 16):
-            if every % tile.write.vec or by % max(1, 4 // element_bytes):
-                continue  # (a spare byte or two moves no bank)
-            trial = replace(tile, pad_every=every, pad_by=by)
-            size = trial.local_elements * element_bytes
-            if size <= local_bytes:
-                key = (round(bank_conflicts(trial, element_bytes, group, phases), 3), size)
-                if best is None or key < best[0]:
-                    best = (key, trial)
-        every *= 2
-    return tile if best is None else best[1]
+    for order in ("dst", "src"):
+        tile = replace(tile, local_order=order)
+        phases = [phase_elements(tile, tile.read, group, True, laps=2, shuffle=shuffle),
+                  phase_elements(tile, tile.write, group, False, laps=2)]
+        if (order == "dst" and element_bytes >= 4
+                and bank_conflicts(tile, element_bytes, group, phases) <= 1.0):
+            return tile
+        vec = (tile.write if order == "dst" else tile.read).vec
+        # Spare elements after every power of two, or after every step of
+        # a level (rows of 49 or 144 elements), so many at a time.
+        strides = {tile.local_stride(level) * tile.box[level] for level in tile.layout}
+        everies = {1 << n for n in range(3, tile.elements.bit_length() + 1)} | strides | {
+            32 * n for n in range(1, min(16, tile.elements // 32) + 1)}
+        for every in sorted(everies):
+            if best is not None and best[0][0] <= 1.0:
+                break  # no conflict left
+            for by in (1, 2, 4, 8, 16):
+                if by % max(1, 4 // element_bytes):
+                    continue  # (a spare byte or two moves no bank)
+                trial = replace(tile, pad_every=every, pad_by=by)
+                size = trial.local_elements * element_bytes
+                if size <= local_bytes:
+                    key = (round(bank_conflicts(trial, element_bytes, group, phases), 3), size)
+                    if best is None or key < best[0]:
+                        best = (key, trial)
+    return replace(tile, local_order="dst") if best is None else best[1]
 
 
 def crosses(tile: Tile, phase: Phase) -> bool:

@@ -33,18 +33,30 @@ if (${phase.tails})
 const ${idx} ${var} = ${expr};
 % endfor
 </%def>\
-<%def name="write_value(n)">\
-## The tile's n elements from t on, converted, to dst + d_off.
+<%def name="write_value(n, ptr, space, whole, places=None)">\
+## n elements from ptr + t on (the tile, or a vector gathered from it), or
+## the vector ``whole`` holding them, converted, to dst + d_off. Types
+## decoded by helpers (f16, bf16, 8-bit floats) are gathered element by
+## element from their ``places`` in the tile, when given.
 % if bit_copy and n == 1:
-dst[d_off] = tile[t];
+dst[d_off] = ${ptr}[t];
 % elif bit_copy:
-${vector_store(dst_dt, f"vload{n}(0, tile + t)", "d_off", n)}\
+const ${src_type}${n} v = ${whole};
+${vector_store(dst_dt, "v", "d_off", n)}\
 % elif saturate_only and n == 1:
-dst[d_off] = convert_${dst_type}_sat(tile[t]);
+dst[d_off] = convert_${dst_type}_sat(${ptr}[t]);
 % elif saturate_only:
-${vector_store(dst_dt, f"convert_{dst_type}{n}_sat(vload{n}(0, tile + t))", "d_off", n)}\
+${vector_store(dst_dt, f"convert_{dst_type}{n}_sat({whole})", "d_off", n)}\
+% elif n > 1 and src_dt in ("f32", "f64", "s32", "s8", "u8"):
+${ct}${n} x = ${whole if src_dt in ("f32", "f64") and storage[src_dt] == ct else f"convert_{ct}{n}({whole})"};
+${apply_attributes(n, "d_off")}\
+${store(dst_dt, "d_off", "x", n)}\
+% elif n > 1 and places is not None:
+${ct}${n} x = (${ct}${n})(${", ".join(capture(load, src_dt, "tile", place, 1, "__local") for place in places)});
+${apply_attributes(n, "d_off")}\
+${store(dst_dt, "d_off", "x", n)}\
 % else:
-${ct if n == 1 else f"{ct}{n}"} x = ${load(src_dt, "tile", "t", n, "__local")};
+${ct if n == 1 else f"{ct}{n}"} x = ${load(src_dt, ptr, "t", n, space)};
 ${apply_attributes(n, "d_off")}\
 ${store(dst_dt, "d_off", "x", n)}\
 % endif
@@ -77,8 +89,8 @@ inline uint tile_index(uint k)
 __kernel void ${name}(__global const ${src_type} *restrict src,
         __global ${dst_type} *restrict dst${"".join(", " + declaration(a) for a in args.values())})
 {
-    // The box in destination order (see tile_index).
-    __local ${src_type} tile[${local_elements}];
+    // The box in ${"destination" if local_order == "dst" else "source"} order (see tile_index).
+    __local ${src_type} tile[${local_elements}] __attribute__((aligned(16)));
     const uint lane = get_local_id(0);
     const uint lanes = get_local_size(0);
 
@@ -123,10 +135,18 @@ ${indent(capture(walk, read), 8)}\
 % endif
         const ${idx} s_off = ${s_off};
         const uint k = ${read.local};
+<%
+    if read.typed:  # (proven aligned: one vector load, where vloadN may split)
+        loaded = f"*(__global const {src_type}{read.vec} *)(src + s_off)"
+    else:
+        loaded = f"vload{read.vec}(0, src + s_off)"
+%>\
 % if read.vec == 1:
         tile[tile_index(k)] = src[s_off];
+% elif read.contiguous:
+        *(__local ${src_type}${read.vec} *)(tile + tile_index(k)) = ${loaded};
 % else:
-        const ${src_type}${read.vec} v = vload${read.vec}(0, src + s_off);
+        const ${src_type}${read.vec} v = ${loaded};
 %   for n in range(read.vec):
 %     if n and read.element_locals:
         tile[tile_index(${read.element_locals[n - 1]})] = v.s${"0123456789abcdef"[n]};
@@ -148,7 +168,22 @@ ${indent(capture(zeros, write.vec), 12)}\
             continue;
         }
 % endif
+% if write.contiguous or write.vec == 1:
         const uint t = tile_index(${write.local});
-${indent(capture(write_value, write.vec), 8)}\
+${indent(capture(write_value, write.vec, "tile", "__local", f"*(__local {src_type}{write.vec} *)(tile + t)"), 8)}\
+% else:
+        // The vector's elements, gathered from local memory.
+        const uint k = ${write.local};
+        const uint t = 0;
+        ${src_type} g[${write.vec}];
+%   for n in range(write.vec):
+%     if n and write.element_locals:
+        g[${n}] = tile[tile_index(${write.element_locals[n - 1]})];
+%     else:
+        g[${n}] = tile[tile_index(k${f" + {n * write.step}u" if n else ""})];
+%     endif
+%   endfor
+${indent(capture(write_value, write.vec, "g", "__private", f"({src_type}{write.vec})({', '.join(f'g[{n}]' for n in range(write.vec))})", [f"tile_index({p})" for p in (["k"] + (write.element_locals or [f"k + {n * write.step}u" for n in range(1, write.vec)]))]), 8)}\
+% endif
     }
 }
