@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY      = $(VENV)/bin/python
 
-.PHONY: demo test bench weights opencl clean ptx
+.PHONY: demo test bench weights opencl clean ptx gpusim
 
 demo: opencl
 	$(PY) examples/quickstart.py
@@ -29,6 +29,18 @@ PTX_FLAGS ?=
 ptx: opencl
 	@bash scripts/ensure_ptx_tools.sh
 	$(PY) scripts/ptx_check.py --tests $(PTX_TESTS) $(PTX_FLAGS)
+
+# The GPU strategy's memory traffic without a GPU: its kernels on small
+# shapes under Oclgrind with the gpusim plugin (built from the shared
+# gpu-offline folder, which installs Oclgrind's headers), failing when a
+# case moves fewer bytes per warp instruction, or wastes more sectors or
+# local-memory banks, than issue 22 allows (benchmarks/gpusim_check.py).
+GPUSIM_DIR ?= ../shared/gpu-offline
+
+gpusim: opencl
+	@command -v g++ >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq g++ >/dev/null; }
+	bash $(GPUSIM_DIR)/build.sh
+	$(PY) benchmarks/gpusim_check.py --gpusim $(GPUSIM_DIR)
 
 # Each table runs with both kernel strategies; their numbers go to
 # benchmarks/results/*.json and plot.py draws benchmarks/ratio_to_copy.png.
