@@ -647,6 +647,20 @@ def _tile_vector_ok(level: Level, vec: int, reading: bool, src_md: MemoryDesc,
     return True
 
 
+def _short_runs(src_md: MemoryDesc, levels) -> bool:
+    """The innermost loop is short (under 1 KiB), not a whole number of
+    32-byte sectors, and the next loop jumps elsewhere in the source: a
+    striped warp would straddle runs that share sectors with nobody
+    (a shuffle of 3x3 planes: 36-byte runs, half of each sector wasted).
+    A tile reads the source's longer rows instead."""
+    if len(levels) < 2:
+        return False
+    inner, outer = levels[-1], levels[-2]
+    run = inner.extent * _source_step(src_md, inner) * src_md.dtype.bits // 8
+    return (_source_step(src_md, inner) == 1 and run < 1024 and run % 32 != 0
+            and _source_step(src_md, outer) != inner.extent)
+
+
 def _rows_aligned(md: MemoryDesc, levels, tile: Tile, phase, const: int, src: bool,
                   profile) -> bool:
     """Every vector a tiled phase moves starts on its own size in ``md``
@@ -661,12 +675,15 @@ def _rows_aligned(md: MemoryDesc, levels, tile: Tile, phase, const: int, src: bo
         return False
     row = set(phase.order[:phase.row])
 
-    def step(j):
-        return tile.box[j] if j in row else 1
+    def step(j):  # (a row's level held whole by the box starts rows at 0 only)
+        return levels[j].extent if j in row and tile.counts[j] == 1 else \
+            tile.box[j] if j in row else 1
 
     if not src:
-        return all(lv.dst_stride * step(j) % vec == 0 for j, lv in enumerate(levels))
-    if any(lv.merged and lv.src_stride * step(j) % vec for j, lv in enumerate(levels)):
+        return all(lv.dst_stride * step(j) % vec == 0 for j, lv in enumerate(levels)
+                   if step(j) < lv.extent)
+    if any(lv.merged and step(j) < lv.extent and lv.src_stride * step(j) % vec
+           for j, lv in enumerate(levels)):
         return False
     for d in range(md.ndims):
         own = [(j, lv) for j, lv in enumerate(levels) if not lv.merged and lv.dims == (d,)]
@@ -704,17 +721,44 @@ def _plan_gpu(problem, profile, levels, common) -> KernelPlan:
     tuning = profile.tuning
     inner = levels[-1]
     packed = src_md.dtype.packed or dst_md.dtype.packed  # no nibbles in local memory
-    if not packed and (shuffle is not None or _source_step(src_md, inner) != 1):
+    if not packed and (shuffle is not None or _source_step(src_md, inner) != 1
+                       or _short_runs(src_md, levels)):
         split = _split_at_source_blocks(levels, src_md)
         steps = [_source_step(src_md, lv) for lv in split]
         axis_levels = [j for j, lv in enumerate(split) if shuffle and lv.dims == (shuffle[0],)]
         lanes = profile.preferred_multiple if profile.preferred_multiple > 1 else tuning.lanes
         local_bytes = min(tuning.tile_bytes, profile.local_mem // 2)
-        tile = plan_tile(split, steps, src_md, dst_md, axis_levels, lanes, local_bytes,
-                         elements=4 * common["work_group"], vector_bytes=tuning.vector_bytes,
-                         vec_ok=lambda level, vec, reading: _tile_vector_ok(
-                             split[level], vec, reading, src_md, dst_md, problem.attr_kinds,
-                             shuffle, common["compute"]))
+        src_const, dst_const = constant_offsets(src_md, dst_md, common["linear"])
+
+        def box(whole=()):
+            return plan_tile(split, steps, src_md, dst_md, axis_levels + list(whole), lanes,
+                             local_bytes, elements=4 * common["work_group"],
+                             vector_bytes=tuning.vector_bytes,
+                             vec_ok=lambda level, vec, reading: _tile_vector_ok(
+                                 split[level], vec, reading, src_md, dst_md,
+                                 problem.attr_kinds, shuffle, common["compute"]))
+
+        def sectors(t):  # (read, write) rows start on a 32-byte sector
+            return tuple(_rows_aligned(md, split, t, replace(rows, vec=256 // md.dtype.bits),
+                                       const, src, profile)
+                         for rows, md, const, src in ((t.read, src_md, src_const, True),
+                                                      (t.write, dst_md, dst_const, False)))
+
+        tile = box()
+        # Rows that stop inside a loop whose steps are not whole sectors
+        # (a 14x14 plane of f32 is 24.5 sectors) start mid-sector in every
+        # other step: that loop taken whole, where it fits and the rows then
+        # start on sectors with vectors as wide, lets them run on across it.
+        if tile is not None and not all(sectors(tile)):
+            for rows in (tile.read, tile.write):
+                last = rows.order[rows.row - 1] if rows.row else None
+                if last is None or tile.box[last] == split[last].extent:
+                    continue
+                trial = box((last,))
+                if (trial is not None and all(sectors(trial))
+                        and trial.read.vec >= tile.read.vec and trial.write.vec >= tile.write.vec):
+                    tile = trial
+                    break
         if tile is not None:
             # (the padding may take local memory past tile_bytes, up to 3/4 of the device's)
             tile = choose_padding(replace(tile, max_groups=profile.max_groups_per_dim),
@@ -723,7 +767,6 @@ def _plan_gpu(problem, profile, levels, common) -> KernelPlan:
                                   None if shuffle is None else (
                                       tuple((j, split[j].mult) for j in axis_levels),
                                       src_md.dims[shuffle[0]] // shuffle[1], shuffle[1]))
-            src_const, dst_const = constant_offsets(src_md, dst_md, common["linear"])
             tile = replace(tile, read=replace(tile.read, typed=_rows_aligned(
                 src_md, split, tile, tile.read, src_const, True, profile)),
                 write=replace(tile.write, typed=_rows_aligned(

@@ -161,12 +161,17 @@ def _grow(box: list, levels, order, stride, target: int, lanes: int, fits) -> No
             return
         extent = levels[level].extent
         size = _pick(extent, run, box[level], target, lanes)
-        if size > box[level]:
-            trial = box.copy()
+        trial = box.copy()
+        trial[level] = size
+        while size > box[level] and not fits(trial):
+            # The row as long as fits: the other side's rows hold the rest
+            # of the tile (s8 nchw -> nhwc with C = 256: 64 x 256, not 4 x 256).
+            size = max(box[level], 1 << (size - 1).bit_length() - 1)
             trial[level] = size
-            if not fits(trial):
-                return
+        if size > box[level]:
             box[level] = size
+        if size < _pick(extent, run, box[level], target, lanes):
+            return
         run *= box[level]
         if box[level] < extent or (run >= target and _fills_warps(run, lanes)):
             return

@@ -1,16 +1,23 @@
 // clayout reorder: bf16 acdb 8x256x56x56 -> bf16 abcd 8x256x56x56
 // Each work-group moves a box of b:64 x cd:64 through local memory:
-// it reads rows of 64 elements contiguous in the source, and
-// writes rows of 64 contiguous in the destination.
+// it reads rows of 64 elements contiguous in the source, 8 at a
+// time, and writes rows of 64 contiguous in the destination, 8 at a time.
 // Loops, outermost first: a:8 b:256 cd:3136
 #pragma OPENCL FP_CONTRACT OFF
 
+
+// Where element k of the box lives in local memory: 8 spare
+// elements after every 512, so that neither phase's lanes pile onto
+// one memory bank.
+inline uint tile_index(uint k)
+{
+    return k + k / 512u * 8u;
+}
 __kernel void reorder_bf16_acdb_to_bf16_abcd(__global const ushort *restrict src,
         __global ushort *restrict dst)
 {
-    // The box in destination order, one spare element after every 32
-    // (the read phase then strides across the memory banks).
-    __local ushort tile[4223];
+    // The box in destination order (see tile_index).
+    __local ushort tile[4152] __attribute__((aligned(16)));
     const uint lane = get_local_id(0);
     const uint lanes = get_local_size(0);
 
@@ -22,27 +29,42 @@ __kernel void reorder_bf16_acdb_to_bf16_abcd(__global const ushort *restrict src
     box /= 4u;
     const uint a0 = box;
 
+
     // 1. Read the box from the source into local memory.
-    for (uint r = lane; r < 4096u; r += lanes) {
-        const uint j1 = r % 64u;
-        const uint j2 = r / 64u;
+    for (uint r = lane; r < 512u; r += lanes) {
+        const uint col = r % 8u;
+        const uint row = r / 8u;
+        const uint e = col * 8u;  // the vector's first element in its row
+        const uint j1 = e;
+        const uint j2 = row;
         const uint a1 = a1_0 + j1;
         const uint a2 = a2_0 + j2;
         const uint s_off = a0 * 802816u + a1 + a2 * 256u;
         const uint k = j1 * 64u + j2;
-        tile[k + k / 32u] = src[s_off];
+        const ushort8 v = *(__global const ushort8 *)(src + s_off);
+        tile[tile_index(k)] = v.s0;
+        tile[tile_index(k + 64u)] = v.s1;
+        tile[tile_index(k + 128u)] = v.s2;
+        tile[tile_index(k + 192u)] = v.s3;
+        tile[tile_index(k + 256u)] = v.s4;
+        tile[tile_index(k + 320u)] = v.s5;
+        tile[tile_index(k + 384u)] = v.s6;
+        tile[tile_index(k + 448u)] = v.s7;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
     // 2. Write the box to the destination, converted.
-    for (uint r = lane; r < 4096u; r += lanes) {
-        const uint j2 = r % 64u;
-        const uint j1 = r / 64u;
+    for (uint r = lane; r < 512u; r += lanes) {
+        const uint col = r % 8u;
+        const uint row = r / 8u;
+        const uint e = col * 8u;  // the vector's first element in its row
+        const uint j2 = e;
+        const uint j1 = row;
         const uint a1 = a1_0 + j1;
         const uint a2 = a2_0 + j2;
         const uint d_off = a0 * 802816u + a1 * 3136u + a2;
-        const uint k = j2 + j1 * 64u;
-        const uint t = k + k / 32u;
-        dst[d_off] = tile[t];
+        const uint t = tile_index(j2 + j1 * 64u);
+        const ushort8 v = *(__local ushort8 *)(tile + t);
+        *(__global ushort8 *)(dst + d_off) = v;
     }
 }

@@ -1,16 +1,23 @@
 // clayout reorder: f32 acdb 8x256x56x56 -> f32 abcd 8x256x56x56
 // Each work-group moves a box of b:32 x cd:32 through local memory:
-// it reads rows of 32 elements contiguous in the source, and
-// writes rows of 32 contiguous in the destination.
+// it reads rows of 32 elements contiguous in the source, 4 at a
+// time, and writes rows of 32 contiguous in the destination, 4 at a time.
 // Loops, outermost first: a:8 b:256 cd:3136
 #pragma OPENCL FP_CONTRACT OFF
 
+
+// Where element k of the box lives in local memory: 1 spare
+// element after every 32, so that neither phase's lanes pile onto
+// one memory bank.
+inline uint tile_index(uint k)
+{
+    return k + k / 32u;
+}
 __kernel void reorder_f32_acdb_to_f32_abcd(__global const float *restrict src,
         __global float *restrict dst)
 {
-    // The box in destination order, one spare element after every 32
-    // (the read phase then strides across the memory banks).
-    __local float tile[1055];
+    // The box in destination order (see tile_index).
+    __local float tile[1055] __attribute__((aligned(16)));
     const uint lane = get_local_id(0);
     const uint lanes = get_local_size(0);
 
@@ -22,27 +29,45 @@ __kernel void reorder_f32_acdb_to_f32_abcd(__global const float *restrict src,
     box /= 8u;
     const uint a0 = box;
 
+
     // 1. Read the box from the source into local memory.
-    for (uint r = lane; r < 1024u; r += lanes) {
-        const uint j1 = r % 32u;
-        const uint j2 = r / 32u;
+    for (uint r = lane; r < 256u; r += lanes) {
+        const uint col = r % 8u;
+        const uint row = r / 8u;
+        const uint e = col * 4u;  // the vector's first element in its row
+        const uint j1 = e;
+        const uint j2 = row;
         const uint a1 = a1_0 + j1;
         const uint a2 = a2_0 + j2;
         const uint s_off = a0 * 802816u + a1 + a2 * 256u;
         const uint k = j1 * 32u + j2;
-        tile[k + k / 32u] = src[s_off];
+        const float4 v = *(__global const float4 *)(src + s_off);
+        tile[tile_index(k)] = v.s0;
+        tile[tile_index(k + 32u)] = v.s1;
+        tile[tile_index(k + 64u)] = v.s2;
+        tile[tile_index(k + 96u)] = v.s3;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
     // 2. Write the box to the destination, converted.
-    for (uint r = lane; r < 1024u; r += lanes) {
-        const uint j2 = r % 32u;
-        const uint j1 = r / 32u;
+    for (uint r = lane; r < 256u; r += lanes) {
+        const uint col = r % 8u;
+        const uint row = r / 8u;
+        const uint e = col * 4u;  // the vector's first element in its row
+        const uint j2 = e;
+        const uint j1 = row;
         const uint a1 = a1_0 + j1;
         const uint a2 = a2_0 + j2;
         const uint d_off = a0 * 802816u + a1 * 3136u + a2;
+        // The vector's elements, gathered from local memory.
         const uint k = j2 + j1 * 32u;
-        const uint t = k + k / 32u;
-        dst[d_off] = tile[t];
+        const uint t = 0;
+        float g[4];
+        g[0] = tile[tile_index(k)];
+        g[1] = tile[tile_index(k + 1u)];
+        g[2] = tile[tile_index(k + 2u)];
+        g[3] = tile[tile_index(k + 3u)];
+        const float4 v = (float4)(g[0], g[1], g[2], g[3]);
+        vstore4(v, 0, dst + d_off);
     }
 }

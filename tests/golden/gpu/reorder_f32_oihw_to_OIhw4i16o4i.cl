@@ -1,16 +1,23 @@
 // clayout reorder: f32 abcd 256x256x3x3 -> f32 ABcd4b16a4b 256x256x3x3
 // Each work-group moves a box of cd:9 x b:4 x a:8 x b:4 through local memory:
-// it reads rows of 144 elements contiguous in the source, and
-// writes rows of 32 contiguous in the destination.
+// it reads rows of 144 elements contiguous in the source, 4 at a
+// time, and writes rows of 32 contiguous in the destination, 4 at a time.
 // Loops, outermost first: a:16 b:16 cd:9 b:4 a:16 b:4
 #pragma OPENCL FP_CONTRACT OFF
 
+
+// Where element k of the box lives in local memory: 1 spare
+// element after every 36, so that neither phase's lanes pile onto
+// one memory bank.
+inline uint tile_index(uint k)
+{
+    return k + k / 36u;
+}
 __kernel void reorder_f32_abcd_to_f32_ABcd4b16a4b(__global const float *restrict src,
         __global float *restrict dst)
 {
-    // The box in destination order, one spare element after every 32
-    // (the read phase then strides across the memory banks).
-    __local float tile[1187];
+    // The box in source order (see tile_index).
+    __local float tile[1183] __attribute__((aligned(16)));
     const uint lane = get_local_id(0);
     const uint lanes = get_local_size(0);
 
@@ -22,39 +29,53 @@ __kernel void reorder_f32_abcd_to_f32_ABcd4b16a4b(__global const float *restrict
     box /= 16u;
     const uint a0 = box;
 
+
     // 1. Read the box from the source into local memory.
-    for (uint r = lane; r < 1280u; r += lanes) {
-        const uint col = r % 160u;
-        if (col >= 144u)
-            continue;  // past the row: this lane idles
-        const uint row = r / 160u;
-        const uint j2 = col % 9u;
-        const uint j5 = (col / 9u) % 4u;
-        const uint j3 = col / 36u;
+    for (uint r = lane; r < 288u; r += lanes) {
+        const uint col = r % 36u;
+        const uint row = r / 36u;
+        const uint e = col * 4u;  // the vector's first element in its row
+        const uint j2 = e % 9u;
+        const uint j5 = (e / 9u) % 4u;
+        const uint j3 = e / 36u;
         const uint j4 = row;
         const uint a2 = j2;
         const uint a3 = j3;
         const uint a4 = a4_0 + j4;
         const uint a5 = j5;
         const uint s_off = a0 * 36864u + a1 * 144u + a2 + a3 * 36u + a4 * 2304u + a5 * 9u;
-        const uint k = j2 * 128u + j5 + j3 * 32u + j4 * 4u;
-        tile[k + k / 32u] = src[s_off];
+        const uint k = j2 + j5 * 9u + j3 * 36u + j4 * 144u;
+        const float4 v = *(__global const float4 *)(src + s_off);
+        tile[tile_index(k)] = v.s0;
+        tile[tile_index((e + 1u) % 9u + (e + 1u) / 9u % 4u * 9u + (e + 1u) / 36u * 36u + j4 * 144u)] = v.s1;
+        tile[tile_index((e + 2u) % 9u + (e + 2u) / 9u % 4u * 9u + (e + 2u) / 36u * 36u + j4 * 144u)] = v.s2;
+        tile[tile_index((e + 3u) % 9u + (e + 3u) / 9u % 4u * 9u + (e + 3u) / 36u * 36u + j4 * 144u)] = v.s3;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
     // 2. Write the box to the destination, converted.
-    for (uint r = lane; r < 1152u; r += lanes) {
-        const uint j5 = r % 4u;
-        const uint j4 = (r / 4u) % 8u;
-        const uint j3 = (r / 32u) % 4u;
-        const uint j2 = r / 128u;
+    for (uint r = lane; r < 288u; r += lanes) {
+        const uint col = r % 8u;
+        const uint row = r / 8u;
+        const uint e = col * 4u;  // the vector's first element in its row
+        const uint j5 = e % 4u;
+        const uint j4 = e / 4u;
+        const uint j3 = row % 4u;
+        const uint j2 = row / 4u;
         const uint a2 = j2;
         const uint a3 = j3;
         const uint a4 = a4_0 + j4;
         const uint a5 = j5;
         const uint d_off = a0 * 36864u + a1 * 2304u + a2 * 256u + a3 * 64u + a4 * 4u + a5;
-        const uint k = j5 + j4 * 4u + j3 * 32u + j2 * 128u;
-        const uint t = k + k / 32u;
-        dst[d_off] = tile[t];
+        // The vector's elements, gathered from local memory.
+        const uint k = j5 * 9u + j4 * 144u + j3 * 36u + j2;
+        const uint t = 0;
+        float g[4];
+        g[0] = tile[tile_index(k)];
+        g[1] = tile[tile_index(k + 9u)];
+        g[2] = tile[tile_index(k + 18u)];
+        g[3] = tile[tile_index(k + 27u)];
+        const float4 v = (float4)(g[0], g[1], g[2], g[3]);
+        vstore4(v, 0, dst + d_off);
     }
 }

@@ -1,16 +1,23 @@
 // clayout reorder: s8 aBcd16b 8x256x56x56 -> f32 abcd 8x256x56x56
 // Each work-group moves a box of b:16 x cd:64 through local memory:
-// it reads rows of 1024 elements contiguous in the source, and
-// writes rows of 64 contiguous in the destination.
+// it reads rows of 1024 elements contiguous in the source, 16 at a
+// time, and writes rows of 64 contiguous in the destination, 4 at a time.
 // Loops, outermost first: a:8 b:16 b:16 cd:3136
 #pragma OPENCL FP_CONTRACT OFF
 
+
+// Where element k of the box lives in local memory: 16 spare
+// elements after every 8, so that neither phase's lanes pile onto
+// one memory bank.
+inline uint tile_index(uint k)
+{
+    return k + k / 8u * 16u;
+}
 __kernel void reorder_s8_aBcd16b_to_f32_abcd(__global const char *restrict src,
         __global float *restrict dst, __global const float *restrict src_scales)
 {
-    // The box in destination order, one spare element after every 32
-    // (the read phase then strides across the memory banks).
-    __local char tile[1055];
+    // The box in destination order (see tile_index).
+    __local char tile[3056] __attribute__((aligned(16)));
     const uint lane = get_local_id(0);
     const uint lanes = get_local_size(0);
 
@@ -22,31 +29,61 @@ __kernel void reorder_s8_aBcd16b_to_f32_abcd(__global const char *restrict src,
     box /= 16u;
     const uint a0 = box;
 
+    // The box's 16 values of src_scales, staged once for the write phase.
+    __local float src_scales_box[16];
+    for (uint q = lane; q < 16u; q += lanes) {
+        const uint j2 = q;
+        const uint a2 = j2;
+        const uint i = a2 + a1 * 16u;
+        src_scales_box[q] = i < 256u ? src_scales[i] : 0;  // past the end: padding
+    }
+
     // 1. Read the box from the source into local memory.
-    for (uint r = lane; r < 1024u; r += lanes) {
-        const uint j2 = r % 16u;
-        const uint j3 = r / 16u;
+    for (uint r = lane; r < 64u; r += lanes) {
+        const uint col = r % 64u;
+        const uint row = r / 64u;
+        const uint e = col * 16u;  // the vector's first element in its row
+        const uint j2 = e % 16u;
+        const uint j3 = e / 16u;
         const uint a2 = j2;
         const uint a3 = a3_0 + j3;
         const uint i1 = a1 * 16u + a2;
         const uint s_off = a0 * 802816u + a3 * 16u + (i1 / 16u) * 50176u + i1 % 16u;
         const uint k = j2 * 64u + j3;
-        tile[k + k / 32u] = src[s_off];
+        const char16 v = *(__global const char16 *)(src + s_off);
+        tile[tile_index(k)] = v.s0;
+        tile[tile_index(k + 64u)] = v.s1;
+        tile[tile_index(k + 128u)] = v.s2;
+        tile[tile_index(k + 192u)] = v.s3;
+        tile[tile_index(k + 256u)] = v.s4;
+        tile[tile_index(k + 320u)] = v.s5;
+        tile[tile_index(k + 384u)] = v.s6;
+        tile[tile_index(k + 448u)] = v.s7;
+        tile[tile_index(k + 512u)] = v.s8;
+        tile[tile_index(k + 576u)] = v.s9;
+        tile[tile_index(k + 640u)] = v.sa;
+        tile[tile_index(k + 704u)] = v.sb;
+        tile[tile_index(k + 768u)] = v.sc;
+        tile[tile_index(k + 832u)] = v.sd;
+        tile[tile_index(k + 896u)] = v.se;
+        tile[tile_index(k + 960u)] = v.sf;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
     // 2. Write the box to the destination, converted.
-    for (uint r = lane; r < 1024u; r += lanes) {
-        const uint j3 = r % 64u;
-        const uint j2 = r / 64u;
+    for (uint r = lane; r < 256u; r += lanes) {
+        const uint col = r % 16u;
+        const uint row = r / 16u;
+        const uint e = col * 4u;  // the vector's first element in its row
+        const uint j3 = e;
+        const uint j2 = row;
         const uint a2 = j2;
         const uint a3 = a3_0 + j3;
         const uint i1 = a1 * 16u + a2;
         const uint d_off = a0 * 802816u + a1 * 50176u + a2 * 3136u + a3;
-        const uint k = j3 + j2 * 64u;
-        const uint t = k + k / 32u;
-        float x = convert_float(tile[t]);
-        x = (float)src_scales[i1] * x;
-        dst[d_off] = x;
+        const uint t = tile_index(j3 + j2 * 64u);
+        float4 x = convert_float4(*(__local char4 *)(tile + t));
+        x = (float)src_scales_box[j2] * x;
+        *(__global float4 *)(dst + d_off) = x;
     }
 }
