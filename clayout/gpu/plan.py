@@ -627,10 +627,11 @@ def _tile_vector_ok(level: Level, vec: int, reading: bool, src_md: MemoryDesc,
     if level.merged:
         return True  # no dim the kernel indexes
     (d,) = level.dims
-    if vec is None:  # a vector across this level's steps: nothing may index d
+    if vec is None:  # a vector across this level's steps: only values staged per box index d
         return (dst_md.own_padded_dims[d] == dst_md.dims[d] and (shuffle is None or d != shuffle[0])
-                and (reading or not any(kind_mask(kind) and kind_mask(kind) >> d & 1
-                                        for kind in kinds[:4])))
+                and (reading or all(not (kind_mask(kind) and kind_mask(kind) >> d & 1)
+                                    or (kind_mask(kind) == 1 << d and not isinstance(kind, tuple))
+                                    for kind in kinds[:4])))
     if dst_md.own_padded_dims[d] != dst_md.dims[d] and dst_md.dims[d] % (vec * level.mult):
         return False
     if reading:

@@ -356,7 +356,7 @@ def _render_tiled(plan: KernelPlan, kernel_name: str | None, c: _Expressions) ->
     # Per-slice values that vary along the write phase's vectors: loaded as
     # vectors too (the plan allowed it: one value per element, consecutive).
     write, lane_args = tile.write, {}
-    if write.vec > 1:
+    if write.vec > 1 and not crosses(tile, write):  # (else staged, each lane its own)
         level = levels[write.order[0]]
         for arg in plan.args:
             if (arg.per_slice and not level.merged and arg.mask >> level.dims[0] & 1
@@ -414,8 +414,32 @@ def _staged_values(plan: KernelPlan, c: _Expressions, lane_args) -> dict:
         staged[arg.name] = SimpleNamespace(
             array=f"{arg.name}_box", size=stride, digits=digits, absolute=absolute,
             logical=logical, extent=c.lit(dst.dims[d]), index=" + ".join(index),
-            c_type=arg.c_type)
+            c_type=arg.c_type, lanes=_staged_lanes(tile, own))
     return staged
+
+
+def _staged_lanes(tile, own) -> list[str]:
+    """Where each element of a write vector that spans the row's levels
+    finds its staged value: from its own digits of e + n along the row (its
+    place on the masked dim changes inside the vector). Empty otherwise."""
+    write = tile.write
+    if not crosses(tile, write):
+        return []
+    row = write.order[:write.row]
+    lanes = []
+    for n in range(write.vec):
+        x, div, digit = f"(e + {n}u)" if n else "e", 1, {}
+        for m, j in enumerate(row):
+            q = x if div == 1 else f"{x} / {div}u"
+            digit[j] = q if m == len(row) - 1 else f"{q} % {tile.box[j]}u"
+            div *= tile.box[j]
+        terms, stride = [], 1
+        for j in reversed(own):
+            value = f"({digit[j]})" if j in digit else f"j{j}"
+            terms.insert(0, value if stride == 1 else f"{value} * {stride}u")
+            stride *= tile.box[j]
+        lanes.append(" + ".join(terms))
+    return lanes
 
 
 def _slice_index(c: _Expressions, arg: KernelArg, dims: tuple[int, ...]) -> str:

@@ -167,6 +167,8 @@ ${vector_store(dt, capture(to_storage, dt, x, n), off, n)}\
 vload${lane_args[arg.name]}(0, ${arg.name} + ${slice_index[arg.name]})\
 % elif arg.name in lane_args:
 convert_${ct}${lane_args[arg.name]}(vload${lane_args[arg.name]}(0, ${arg.name} + ${slice_index[arg.name]}))\
+% elif arg.name in staged and staged[arg.name].lanes:
+(${ct}${len(staged[arg.name].lanes)})(${", ".join(f"{staged[arg.name].array}[{lane}]" for lane in staged[arg.name].lanes)})\
 % elif arg.name in staged:
 (${ct})${staged[arg.name].array}[${slice_index[arg.name]}]\
 % elif arg.per_slice:

@@ -68,6 +68,12 @@ CASES = [
     Case((48, 40), "f64", "ab", "f64", "ba"),
     Case((2, 40, 3, 5), "f32", "nchw", "bf16", "nChw16c", attr="sum"),
     Case((2, 64, 3, 3), "u8", "nChw16c", "f32", "nchw", attr=PC),
+    # Vectors across 7x7 planes and channels, each lane its own channel's value.
+    Case((2, 32, 7, 7), "s8", "nChw16c", "f32", "nchw", attr=PC),
+    Case((1, 48, 7, 7), "f32", "nchw", "u8", "nhwc", attr="dst per-channel"),
+    Case((2, 3, 4, 5), "f32", "nchw", "s8", "nhwc", attr=PC),
+    # Short runs through a tile: a shuffle of 3x3 planes.
+    Case((2, 64, 3, 3), "f32", "nchw", "f32", "nchw", shuffle=4, backward=True),
     # Tiled conversions with attributes (applied in the write phase).
     Case((2, 40, 3, 5), "f32", "nchw", "s8", "nChw16c", attr=PC),
     Case((2, 32, 3, 5), "s8", "nChw16c", "f32", "nchw", attr=PC),
