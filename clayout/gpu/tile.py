@@ -383,36 +383,34 @@ def choose_padding(tile: Tile, element_bytes: int, group: int, local_bytes: int,
                    shuffle=None) -> Tile:
     """``tile`` with the local-memory layout (the destination's order or the
     source's) and padding (spare elements after every so many) whose
-    replayed accesses conflict least, the smaller the better among equals;
-    the vectors of the phase that walks local memory in its own order stay
-    whole. The first two laps
-    of each phase's loop are replayed (the later ones repeat them), and
-    the usual padding, one spare element after every 32, is kept when it
-    leaves no conflict. ``shuffle``: as for phase_elements."""
+    replayed accesses conflict least; among equals, one where the write
+    phase's vectors are whole and aligned in local memory (then loaded as
+    one vector and stored by one typed 16-byte store, where a gathered one
+    is stored by vstoreN, which compilers split), then the smallest. The
+    first two laps of each phase's loop are replayed (the later ones repeat
+    them). ``shuffle``: as for phase_elements."""
     best = None
     for order in ("dst", "src"):
         tile = replace(tile, local_order=order)
         phases = [phase_elements(tile, tile.read, group, True, laps=2, shuffle=shuffle),
                   phase_elements(tile, tile.write, group, False, laps=2)]
-        if (order == "dst" and element_bytes >= 4
-                and bank_conflicts(tile, element_bytes, group, phases) <= 1.0):
-            return tile
-        vec = (tile.write if order == "dst" else tile.read).vec
         # Spare elements after every power of two, or after every step of
         # a level (rows of 49 or 144 elements), so many at a time.
         strides = {tile.local_stride(level) * tile.box[level] for level in tile.layout}
-        everies = {1 << n for n in range(3, tile.elements.bit_length() + 1)} | strides | {
-            32 * n for n in range(1, min(16, tile.elements // 32) + 1)}
+        everies = {1 << n for n in range(3, tile.elements.bit_length() + 1)}
+        if element_bytes >= 4:  # (narrow elements: powers of two, each replay costs more)
+            everies |= strides | {32 * n for n in range(1, min(16, tile.elements // 32) + 1)}
         for every in sorted(everies):
-            if best is not None and best[0][0] <= 1.0:
-                break  # no conflict left
+            if best is not None and best[0][:2] == (1.0, False):
+                break  # no conflict left, whole write vectors
             for by in (1, 2, 4, 8, 16):
                 if by % max(1, 4 // element_bytes):
                     continue  # (a spare byte or two moves no bank)
                 trial = replace(tile, pad_every=every, pad_by=by)
                 size = trial.local_elements * element_bytes
                 if size <= local_bytes:
-                    key = (round(bank_conflicts(trial, element_bytes, group, phases), 3), size)
+                    key = (round(bank_conflicts(trial, element_bytes, group, phases), 3),
+                           trial.write.vec > 1 and not trial.contiguous(trial.write), size)
                     if best is None or key < best[0]:
                         best = (key, trial)
     return replace(tile, local_order="dst") if best is None else best[1]

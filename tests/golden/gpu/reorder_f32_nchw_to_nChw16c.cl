@@ -6,18 +6,18 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 
-// Where element k of the box lives in local memory: 1 spare
-// element after every 32, so that neither phase's lanes pile onto
+// Where element k of the box lives in local memory: 8 spare
+// elements after every 256, so that neither phase's lanes pile onto
 // one memory bank.
 inline uint tile_index(uint k)
 {
-    return k + k / 32u;
+    return k + k / 256u * 8u;
 }
 __kernel void reorder_f32_abcd_to_f32_aBcd16b(__global const float *restrict src,
         __global float *restrict dst)
 {
-    // The box in destination order (see tile_index).
-    __local float tile[1055] __attribute__((aligned(16)));
+    // The box in source order (see tile_index).
+    __local float tile[1048] __attribute__((aligned(16)));
     const uint lane = get_local_id(0);
     const uint lanes = get_local_size(0);
 
@@ -38,12 +38,8 @@ __kernel void reorder_f32_abcd_to_f32_aBcd16b(__global const float *restrict src
         const uint a1 = a1_0 + j1;
         const uint a2 = j2;
         const uint s_off = a0 * 50176u + a1 + a2 * 3136u;
-        const uint k = j1 * 16u + j2;
-        const float4 v = *(__global const float4 *)(src + s_off);
-        tile[tile_index(k)] = v.s0;
-        tile[tile_index(k + 16u)] = v.s1;
-        tile[tile_index(k + 32u)] = v.s2;
-        tile[tile_index(k + 48u)] = v.s3;
+        const uint k = j1 + j2 * 64u;
+        *(__local float4 *)(tile + tile_index(k)) = *(__global const float4 *)(src + s_off);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -58,13 +54,13 @@ __kernel void reorder_f32_abcd_to_f32_aBcd16b(__global const float *restrict src
         const uint a2 = j2;
         const uint d_off = a0 * 50176u + a1 * 16u + a2;
         // The vector's elements, gathered from local memory.
-        const uint k = j2 + j1 * 16u;
+        const uint k = j2 * 64u + j1;
         const uint t = 0;
         float g[4];
         g[0] = tile[tile_index(k)];
-        g[1] = tile[tile_index(k + 1u)];
-        g[2] = tile[tile_index(k + 2u)];
-        g[3] = tile[tile_index(k + 3u)];
+        g[1] = tile[tile_index(k + 64u)];
+        g[2] = tile[tile_index(k + 128u)];
+        g[3] = tile[tile_index(k + 192u)];
         const float4 v = (float4)(g[0], g[1], g[2], g[3]);
         vstore4(v, 0, dst + d_off);
     }

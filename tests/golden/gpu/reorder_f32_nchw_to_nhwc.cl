@@ -6,18 +6,18 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 
-// Where element k of the box lives in local memory: 1 spare
-// element after every 32, so that neither phase's lanes pile onto
+// Where element k of the box lives in local memory: 4 spare
+// elements after every 128, so that neither phase's lanes pile onto
 // one memory bank.
 inline uint tile_index(uint k)
 {
-    return k + k / 32u;
+    return k + k / 128u * 4u;
 }
 __kernel void reorder_f32_abcd_to_f32_acdb(__global const float *restrict src,
         __global float *restrict dst)
 {
     // The box in destination order (see tile_index).
-    __local float tile[1055] __attribute__((aligned(16)));
+    __local float tile[1052] __attribute__((aligned(16)));
     const uint lane = get_local_id(0);
     const uint lanes = get_local_size(0);
 
@@ -59,15 +59,8 @@ __kernel void reorder_f32_abcd_to_f32_acdb(__global const float *restrict src,
         const uint a1 = a1_0 + j1;
         const uint a2 = a2_0 + j2;
         const uint d_off = a0 * 802816u + a1 * 256u + a2;
-        // The vector's elements, gathered from local memory.
-        const uint k = j2 + j1 * 32u;
-        const uint t = 0;
-        float g[4];
-        g[0] = tile[tile_index(k)];
-        g[1] = tile[tile_index(k + 1u)];
-        g[2] = tile[tile_index(k + 2u)];
-        g[3] = tile[tile_index(k + 3u)];
-        const float4 v = (float4)(g[0], g[1], g[2], g[3]);
-        vstore4(v, 0, dst + d_off);
+        const uint t = tile_index(j2 + j1 * 32u);
+        const float4 v = *(__local float4 *)(tile + t);
+        *(__global float4 *)(dst + d_off) = v;
     }
 }

@@ -6,18 +6,18 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 
-// Where element k of the box lives in local memory: 1 spare
-// element after every 32, so that neither phase's lanes pile onto
+// Where element k of the box lives in local memory: 4 spare
+// elements after every 1024, so that neither phase's lanes pile onto
 // one memory bank.
 inline uint tile_index(uint k)
 {
-    return k + k / 32u;
+    return k + k / 1024u * 4u;
 }
 __kernel void reorder_f32_abcd_to_s8_aBcd16b(__global const float *restrict src,
         __global char *restrict dst, __global const float *restrict src_scales)
 {
-    // The box in destination order (see tile_index).
-    __local float tile[1055] __attribute__((aligned(16)));
+    // The box in source order (see tile_index).
+    __local float tile[1024] __attribute__((aligned(16)));
     const uint lane = get_local_id(0);
     const uint lanes = get_local_size(0);
 
@@ -41,12 +41,8 @@ __kernel void reorder_f32_abcd_to_s8_aBcd16b(__global const float *restrict src,
         const uint a3 = j3;
         const uint i1 = a1 * 16u + a3;
         const uint s_off = a0 * 802816u + a2 + i1 * 3136u;
-        const uint k = j2 * 16u + j3;
-        const float4 v = *(__global const float4 *)(src + s_off);
-        tile[tile_index(k)] = v.s0;
-        tile[tile_index(k + 16u)] = v.s1;
-        tile[tile_index(k + 32u)] = v.s2;
-        tile[tile_index(k + 48u)] = v.s3;
+        const uint k = j2 + j3 * 64u;
+        *(__local float4 *)(tile + tile_index(k)) = *(__global const float4 *)(src + s_off);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -62,25 +58,25 @@ __kernel void reorder_f32_abcd_to_s8_aBcd16b(__global const float *restrict src,
         const uint i1 = a1 * 16u + a3;
         const uint d_off = a0 * 802816u + a1 * 50176u + a2 * 16u + a3;
         // The vector's elements, gathered from local memory.
-        const uint k = j3 + j2 * 16u;
+        const uint k = j3 * 64u + j2;
         const uint t = 0;
         float g[16];
         g[0] = tile[tile_index(k)];
-        g[1] = tile[tile_index(k + 1u)];
-        g[2] = tile[tile_index(k + 2u)];
-        g[3] = tile[tile_index(k + 3u)];
-        g[4] = tile[tile_index(k + 4u)];
-        g[5] = tile[tile_index(k + 5u)];
-        g[6] = tile[tile_index(k + 6u)];
-        g[7] = tile[tile_index(k + 7u)];
-        g[8] = tile[tile_index(k + 8u)];
-        g[9] = tile[tile_index(k + 9u)];
-        g[10] = tile[tile_index(k + 10u)];
-        g[11] = tile[tile_index(k + 11u)];
-        g[12] = tile[tile_index(k + 12u)];
-        g[13] = tile[tile_index(k + 13u)];
-        g[14] = tile[tile_index(k + 14u)];
-        g[15] = tile[tile_index(k + 15u)];
+        g[1] = tile[tile_index(k + 64u)];
+        g[2] = tile[tile_index(k + 128u)];
+        g[3] = tile[tile_index(k + 192u)];
+        g[4] = tile[tile_index(k + 256u)];
+        g[5] = tile[tile_index(k + 320u)];
+        g[6] = tile[tile_index(k + 384u)];
+        g[7] = tile[tile_index(k + 448u)];
+        g[8] = tile[tile_index(k + 512u)];
+        g[9] = tile[tile_index(k + 576u)];
+        g[10] = tile[tile_index(k + 640u)];
+        g[11] = tile[tile_index(k + 704u)];
+        g[12] = tile[tile_index(k + 768u)];
+        g[13] = tile[tile_index(k + 832u)];
+        g[14] = tile[tile_index(k + 896u)];
+        g[15] = tile[tile_index(k + 960u)];
         float16 x = (float16)(g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15]);
         x = vload16(0, src_scales + i1) * x;
         vstore16(convert_char16(as_int16(clamp(select(x, (float16)0, isnan(x)), -128.0f, 127.0f) + 12582912.0f) - 0x4b400000), 0, dst + d_off);
