@@ -550,8 +550,9 @@ def _tiled(plan: KernelPlan, k: _Kernel, local: int, groups) -> None:
                     k.access("store tile", tile_index(a, placed[1], True) * s_size,
                              read.vec * s_size, local=True)
                     continue
+                turn = r % read.vec if tile.rotates(read) else 0  # (Tile.rotates)
                 for n in range(read.vec):  # each element to its own place
-                    element = _place(plan, read, e + n, row, start)
+                    element = _place(plan, read, e + (n + turn) % read.vec, row, start)
                     if element:
                         k.access("store tile", tile_index(*element, True) * s_size, s_size, n,
                                  True)
@@ -571,8 +572,9 @@ def _tiled(plan: KernelPlan, k: _Kernel, local: int, groups) -> None:
                              local=True)
                 else:  # gathered element by element
                     e, row = walked
+                    turn = r % write.vec if tile.rotates(write) else 0
                     for n in range(write.vec):
-                        element = _place(plan, write, e + n, row, start)
+                        element = _place(plan, write, e + (n + turn) % write.vec, row, start)
                         k.access("load tile", tile_index(*element) * s_size, s_size, n, True)
                 if not (k.bit_copy or k.saturate_only):
                     k.attributes(i, write.vec, d_off)

@@ -316,35 +316,45 @@ def _render_tiled(plan: KernelPlan, kernel_name: str | None, c: _Expressions) ->
                 index = f"c{axis}" if levels[j].mult == 1 else f"c{axis} / {levels[j].mult}u"
                 index = f"({index} % {levels[j].extent}u)"
             local[j] = u.times(index, tile.local_stride(j))
-        # A vector across the row's levels: element n's place from its own
-        # digits of e + n (the plan kept the shuffled axis out of such rows).
-        element_locals = []
-        if crosses(tile, phase) and not tile.contiguous(phase):
-            row_levels, div = phase.order[:phase.row], 1
-            for n in range(1, vec):
-                x, terms, div = f"(e + {n}u)", [], 1
-                for m, j in enumerate(row_levels):
-                    q = x if div == 1 else f"{x} / {div}u"
-                    if m < len(row_levels) - 1:
-                        q = f"{q} % {tile.box[j]}u"
-                    stride = tile.local_stride(j)
-                    terms.append(q if stride == 1 else f"{q} * {stride}u")
-                    div *= tile.box[j]
-                element_locals.append(" + ".join(
-                    terms + [local[j] for j in phase.order[phase.row:]]))
+        step = tile.local_stride(phase.order[0]) if phase.order else 0
+        crossing = crosses(tile, phase)
+
+        def element_local(n: str) -> str:
+            """Where the vector's element n (a C expression) lies in the box:
+            n steps along the first loop, or, for a vector across the row's
+            loops, at its own digits of e + n (the plan kept the shuffled
+            axis out of such rows)."""
+            if not crossing:
+                return f"k + {n} * {step}u" if step != 1 else f"k + {n}"
+            x, terms, div = f"(e + {n})", [], 1
+            row_levels = phase.order[:phase.row]
+            for m, j in enumerate(row_levels):
+                q = x if div == 1 else f"{x} / {div}u"
+                if m < len(row_levels) - 1:
+                    q = f"{q} % {tile.box[j]}u"
+                stride = tile.local_stride(j)
+                terms.append(q if stride == 1 else f"{q} * {stride}u")
+                div *= tile.box[j]
+            return " + ".join(terms + [local[j] for j in phase.order[phase.row:]])
+
         if reading and axis is not None:
             rows = src.dims[axis] // plan.shuffle[1]
             logical.append((f"c{axis}", f"(i{axis} % {c.lit(plan.shuffle[1])}) * {c.lit(rows)}"
                                         f" + i{axis} / {c.lit(plan.shuffle[1])}"))
-        first = phase.order[0] if phase.order else 0
+        # The turn-th element first where the phase rotates (Tile.rotates);
+        # element n of the lane's vector in the order it is moved.
+        rotate = tile.rotates(phase)
+        order = ([f"m{n}" for n in range(vec)] if rotate else
+                 ["0"] + [f"{n}u" for n in range(1, vec)])
+        places = ["k"] + [element_local(n) for n in order[1:]] if not rotate else \
+            [element_local(n) for n in order]
         return SimpleNamespace(
             padded=padded, split=padded or vec > 1, row_pad=phase.row_pad,
             row_vectors=phase.row_vectors, row_len=phase.row_len, count=phase.count,
-            vec=vec, step=tile.local_stride(first), contiguous=tile.contiguous(phase),
-            typed=phase.typed,
-            indices=indices, absolute=absolute,
+            vec=vec, contiguous=tile.contiguous(phase), typed=phase.typed, rotate=rotate,
+            places=places, indices=indices, absolute=absolute,
             tails=tails, logical=logical, padding=padding,
-            local=" + ".join(local.values()) or "0u", element_locals=element_locals)
+            local=" + ".join(local.values()) or "0u")
 
     names, s_terms = _source_offset(plan, c, needed, shuffled=False)
     read = phase_values(tile.read, True)

@@ -36,6 +36,7 @@ from ..memory_desc import MemoryDesc
 LINE = 128   #: bytes a GPU moves per cache line (NVIDIA, AMD, Intel alike)
 BANKS = 32   #: local-memory banks of 4 bytes (NVIDIA, AMD alike)
 WARP = 32    #: work-items that issue one memory instruction together
+ROTATED = (2, 4)  #: vector widths whose elements a phase may move in turns
 
 
 @dataclass(frozen=True)
@@ -86,11 +87,19 @@ class Tile:
     pad_every: int = BANKS   # local memory: ``pad_by`` spare elements after every this many
     pad_by: int = 1
     local_order: str = "dst"  # the box in local memory in the destination's order, or "src"
+    rotate: bool = False     # lanes move their vector's elements in turns (below)
 
     @property
     def layout(self) -> tuple[int, ...]:
         """The box's levels in local memory, innermost first."""
         return (self.write if self.local_order == "dst" else self.read).order
+
+    def rotates(self, phase: Phase) -> bool:
+        """``phase`` moves each lane's vector element by element, the lane
+        at position r starting at element r % vec: the warp's n-th access
+        then spreads over more banks (oihw -> OIhw4i16o4i: 1.5 wavefronts
+        to 1.0)."""
+        return self.rotate and phase.vec in ROTATED and not self.contiguous(phase)
 
     def contiguous(self, phase: Phase) -> bool:
         """``phase`` walks local memory in its own order: a lane's vector
@@ -345,7 +354,11 @@ def phase_elements(tile: Tile, phase: Phase, group: int, reading: bool, laps: in
     k = np.zeros_like(elements)
     for level, digit in digits.items():
         k += digit * tile.local_stride(level)
-    return access, k
+    if phase.vec in ROTATED and (phase.order != tile.layout):
+        # (the lane's elements in the order a rotated phase moves them: see Tile.rotate)
+        turn = (np.arange(phase.vec)[None, :] + r[:, None]) % phase.vec
+        return access, k, np.take_along_axis(k, turn, axis=1)
+    return access, k, k
 
 
 def bank_conflicts(tile: Tile, element_bytes: int, group: int, phases=None) -> float:
@@ -357,13 +370,16 @@ def bank_conflicts(tile: Tile, element_bytes: int, group: int, phases=None) -> f
         phases = [phase_elements(tile, tile.read, group, True),
                   phase_elements(tile, tile.write, group, False)]
     waves = ideal = 0
-    for phase, (access, k) in zip((tile.read, tile.write), phases):
+    for phase, (access, k, turned) in zip((tile.read, tile.write), phases):
         # A lane's vector is one access where it is one aligned vector in
-        # local memory, else each element is an access of its own.
+        # local memory, else each element is an access of its own (in a
+        # rotated order where the tile says so).
         if tile.contiguous(phase):
             access = np.broadcast_to(access[:, None], k.shape).ravel()
         else:
             access = (access[:, None] * phase.vec + np.arange(phase.vec)[None, :]).ravel()
+            if tile.rotates(phase):
+                k = turned
         k = k.ravel()
         start = (k + k // tile.pad_every * tile.pad_by) * element_bytes
         if element_bytes >= 4:  # each element its own words: none counted twice
@@ -406,11 +422,15 @@ def choose_padding(tile: Tile, element_bytes: int, group: int, local_bytes: int,
             for by in (1, 2, 4, 8, 16):
                 if by % max(1, 4 // element_bytes):
                     continue  # (a spare byte or two moves no bank)
-                trial = replace(tile, pad_every=every, pad_by=by)
-                size = trial.local_elements * element_bytes
-                if size <= local_bytes:
+                for rotate in (False, True):
+                    trial = replace(tile, pad_every=every, pad_by=by, rotate=rotate)
+                    size = trial.local_elements * element_bytes
+                    if size > local_bytes or rotate and not (
+                            trial.rotates(trial.read) or trial.rotates(trial.write)):
+                        continue
                     key = (round(bank_conflicts(trial, element_bytes, group, phases), 3),
-                           trial.write.vec > 1 and not trial.contiguous(trial.write), size)
+                           trial.write.vec > 1 and not trial.contiguous(trial.write), rotate,
+                           size)
                     if best is None or key < best[0]:
                         best = (key, trial)
     return replace(tile, local_order="dst") if best is None else best[1]

@@ -33,7 +33,25 @@ if (${phase.tails})
 const ${idx} ${var} = ${expr};
 % endfor
 </%def>\
-<%def name="write_value(n, ptr, space, whole, places=None)">\
+<%def name="turns(n)">\
+## The lane's first element, and the order it moves the others in.
+const uint turn = r % ${n}u;
+% for m in range(n):
+const uint m${m} = ${"turn" if m == 0 else f"(turn + {m}u) % {n}u"};
+% endfor
+</%def>\
+<%def name="turn_vector(x, n, left)">\
+## Rotate the vector x (of n = 2 or 4) by turn: left, element m becomes x's
+## (m + turn) % n; else back. (By the bits of turn: Oclgrind 21.10 miscomputes
+## a chain of turn == k ? ... : ... for some work-items.)
+% if n == 2:
+${x} = (turn & 1u) ? ${x}.s10 : ${x};
+% else:
+${x} = (turn & 1u) ? ${x}.s${"1230" if left else "3012"} : ${x};
+${x} = (turn & 2u) ? ${x}.s2301 : ${x};
+% endif
+</%def>\
+<%def name="write_value(n, ptr, space, whole, places=None, back=False)">\
 ## n elements from ptr + t on (the tile, or a vector gathered from it), or
 ## the vector ``whole`` holding them, converted, to dst + d_off. Types
 ## decoded by helpers (f16, bf16, 8-bit floats) are gathered element by
@@ -53,6 +71,9 @@ ${apply_attributes(n, "d_off")}\
 ${store(dst_dt, "d_off", "x", n)}\
 % elif n > 1 and places is not None:
 ${ct}${n} x = (${ct}${n})(${", ".join(capture(load, src_dt, "tile", place, 1, "__local") for place in places)});
+%   if back:
+${turn_vector("x", n, False)}\
+%   endif
 ${apply_attributes(n, "d_off")}\
 ${store(dst_dt, "d_off", "x", n)}\
 % else:
@@ -145,14 +166,19 @@ ${indent(capture(walk, read), 8)}\
         tile[tile_index(k)] = src[s_off];
 % elif read.contiguous:
         *(__local ${src_type}${read.vec} *)(tile + tile_index(k)) = ${loaded};
+% elif read.rotate:
+${indent(capture(turns, read.vec), 8)}\
+        // Stored from element turn on, so that neighbouring lanes, which
+        // start on other elements, spread the warp's stores over the banks.
+        ${src_type}${read.vec} u = ${loaded};
+${indent(capture(turn_vector, "u", read.vec, True), 8)}\
+%   for n in range(read.vec):
+        tile[tile_index(${read.places[n]})] = u.s${n};
+%   endfor
 % else:
         const ${src_type}${read.vec} v = ${loaded};
 %   for n in range(read.vec):
-%     if n and read.element_locals:
-        tile[tile_index(${read.element_locals[n - 1]})] = v.s${"0123456789abcdef"[n]};
-%     else:
-        tile[tile_index(k${f" + {n * read.step}u" if n else ""})] = v.s${"0123456789abcdef"[n]};
-%     endif
+        tile[tile_index(${read.places[n]})] = v.s${"0123456789abcdef"[n]};
 %   endfor
 % endif
     }
@@ -172,18 +198,25 @@ ${indent(capture(zeros, write.vec), 12)}\
         const uint t = tile_index(${write.local});
 ${indent(capture(write_value, write.vec, "tile", "__local", f"*(__local {src_type}{write.vec} *)(tile + t)"), 8)}\
 % else:
-        // The vector's elements, gathered from local memory.
+        // The vector's elements, gathered from local memory${", from element turn on (see the read phase)" if write.rotate else ""}.
         const uint k = ${write.local};
         const uint t = 0;
+%   if write.rotate:
+${indent(capture(turns, write.vec), 8)}\
+%   endif
         ${src_type} g[${write.vec}];
 %   for n in range(write.vec):
-%     if n and write.element_locals:
-        g[${n}] = tile[tile_index(${write.element_locals[n - 1]})];
-%     else:
-        g[${n}] = tile[tile_index(k${f" + {n * write.step}u" if n else ""})];
-%     endif
+        g[${n}] = tile[tile_index(${write.places[n]})];
 %   endfor
-${indent(capture(write_value, write.vec, "g", "__private", f"({src_type}{write.vec})({', '.join(f'g[{n}]' for n in range(write.vec))})", [f"tile_index({p})" for p in (["k"] + (write.element_locals or [f"k + {n * write.step}u" for n in range(1, write.vec)]))]), 8)}\
+%   if write.rotate and not (bit_copy or saturate_only or src_dt in ("f32", "f64", "s32", "s8", "u8")):
+${indent(capture(write_value, write.vec, "g", "__private", None, [f"tile_index({p})" for p in write.places], True), 8)}\
+%   elif write.rotate:
+        ${src_type}${write.vec} gathered = (${src_type}${write.vec})(${", ".join(f"g[{n}]" for n in range(write.vec))});
+${indent(capture(turn_vector, "gathered", write.vec, False), 8)}\
+${indent(capture(write_value, write.vec, "g", "__private", "gathered"), 8)}\
+%   else:
+${indent(capture(write_value, write.vec, "g", "__private", f"({src_type}{write.vec})({', '.join(f'g[{n}]' for n in range(write.vec))})", [f"tile_index({p})" for p in write.places]), 8)}\
+%   endif
 % endif
     }
 }

@@ -43,13 +43,13 @@ __kernel void reorder_bf16_acdb_to_bf16_abcd(__global const ushort *restrict src
         const uint k = j1 * 64u + j2;
         const ushort8 v = *(__global const ushort8 *)(src + s_off);
         tile[tile_index(k)] = v.s0;
-        tile[tile_index(k + 64u)] = v.s1;
-        tile[tile_index(k + 128u)] = v.s2;
-        tile[tile_index(k + 192u)] = v.s3;
-        tile[tile_index(k + 256u)] = v.s4;
-        tile[tile_index(k + 320u)] = v.s5;
-        tile[tile_index(k + 384u)] = v.s6;
-        tile[tile_index(k + 448u)] = v.s7;
+        tile[tile_index(k + 1u * 64u)] = v.s1;
+        tile[tile_index(k + 2u * 64u)] = v.s2;
+        tile[tile_index(k + 3u * 64u)] = v.s3;
+        tile[tile_index(k + 4u * 64u)] = v.s4;
+        tile[tile_index(k + 5u * 64u)] = v.s5;
+        tile[tile_index(k + 6u * 64u)] = v.s6;
+        tile[tile_index(k + 7u * 64u)] = v.s7;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 

@@ -58,9 +58,9 @@ __kernel void reorder_f32_abcd_to_f32_aBcd16b(__global const float *restrict src
         const uint t = 0;
         float g[4];
         g[0] = tile[tile_index(k)];
-        g[1] = tile[tile_index(k + 64u)];
-        g[2] = tile[tile_index(k + 128u)];
-        g[3] = tile[tile_index(k + 192u)];
+        g[1] = tile[tile_index(k + 1u * 64u)];
+        g[2] = tile[tile_index(k + 2u * 64u)];
+        g[3] = tile[tile_index(k + 3u * 64u)];
         const float4 v = (float4)(g[0], g[1], g[2], g[3]);
         vstore4(v, 0, dst + d_off);
     }

@@ -43,9 +43,9 @@ __kernel void reorder_f32_acdb_to_f32_abcd(__global const float *restrict src,
         const uint k = j1 * 32u + j2;
         const float4 v = *(__global const float4 *)(src + s_off);
         tile[tile_index(k)] = v.s0;
-        tile[tile_index(k + 32u)] = v.s1;
-        tile[tile_index(k + 64u)] = v.s2;
-        tile[tile_index(k + 96u)] = v.s3;
+        tile[tile_index(k + 1u * 32u)] = v.s1;
+        tile[tile_index(k + 2u * 32u)] = v.s2;
+        tile[tile_index(k + 3u * 32u)] = v.s3;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 

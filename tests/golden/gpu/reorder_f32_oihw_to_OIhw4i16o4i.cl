@@ -6,18 +6,18 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 
-// Where element k of the box lives in local memory: 1 spare
-// element after every 36, so that neither phase's lanes pile onto
+// Where element k of the box lives in local memory: 8 spare
+// elements after every 288, so that neither phase's lanes pile onto
 // one memory bank.
 inline uint tile_index(uint k)
 {
-    return k + k / 36u;
+    return k + k / 288u * 8u;
 }
 __kernel void reorder_f32_abcd_to_f32_ABcd4b16a4b(__global const float *restrict src,
         __global float *restrict dst)
 {
     // The box in source order (see tile_index).
-    __local float tile[1183] __attribute__((aligned(16)));
+    __local float tile[1176] __attribute__((aligned(16)));
     const uint lane = get_local_id(0);
     const uint lanes = get_local_size(0);
 
@@ -45,11 +45,7 @@ __kernel void reorder_f32_abcd_to_f32_ABcd4b16a4b(__global const float *restrict
         const uint a5 = j5;
         const uint s_off = a0 * 36864u + a1 * 144u + a2 + a3 * 36u + a4 * 2304u + a5 * 9u;
         const uint k = j2 + j5 * 9u + j3 * 36u + j4 * 144u;
-        const float4 v = *(__global const float4 *)(src + s_off);
-        tile[tile_index(k)] = v.s0;
-        tile[tile_index((e + 1u) % 9u + (e + 1u) / 9u % 4u * 9u + (e + 1u) / 36u * 36u + j4 * 144u)] = v.s1;
-        tile[tile_index((e + 2u) % 9u + (e + 2u) / 9u % 4u * 9u + (e + 2u) / 36u * 36u + j4 * 144u)] = v.s2;
-        tile[tile_index((e + 3u) % 9u + (e + 3u) / 9u % 4u * 9u + (e + 3u) / 36u * 36u + j4 * 144u)] = v.s3;
+        *(__local float4 *)(tile + tile_index(k)) = *(__global const float4 *)(src + s_off);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -67,15 +63,23 @@ __kernel void reorder_f32_abcd_to_f32_ABcd4b16a4b(__global const float *restrict
         const uint a4 = a4_0 + j4;
         const uint a5 = j5;
         const uint d_off = a0 * 36864u + a1 * 2304u + a2 * 256u + a3 * 64u + a4 * 4u + a5;
-        // The vector's elements, gathered from local memory.
+        // The vector's elements, gathered from local memory, from element turn on (see the read phase).
         const uint k = j5 * 9u + j4 * 144u + j3 * 36u + j2;
         const uint t = 0;
+        const uint turn = r % 4u;
+        const uint m0 = turn;
+        const uint m1 = (turn + 1u) % 4u;
+        const uint m2 = (turn + 2u) % 4u;
+        const uint m3 = (turn + 3u) % 4u;
         float g[4];
-        g[0] = tile[tile_index(k)];
-        g[1] = tile[tile_index(k + 9u)];
-        g[2] = tile[tile_index(k + 18u)];
-        g[3] = tile[tile_index(k + 27u)];
-        const float4 v = (float4)(g[0], g[1], g[2], g[3]);
+        g[0] = tile[tile_index(k + m0 * 9u)];
+        g[1] = tile[tile_index(k + m1 * 9u)];
+        g[2] = tile[tile_index(k + m2 * 9u)];
+        g[3] = tile[tile_index(k + m3 * 9u)];
+        float4 gathered = (float4)(g[0], g[1], g[2], g[3]);
+        gathered = (turn & 1u) ? gathered.s3012 : gathered;
+        gathered = (turn & 2u) ? gathered.s2301 : gathered;
+        const float4 v = gathered;
         vstore4(v, 0, dst + d_off);
     }
 }

@@ -52,21 +52,21 @@ __kernel void reorder_s8_aBcd16b_to_f32_abcd(__global const char *restrict src,
         const uint k = j2 * 64u + j3;
         const char16 v = *(__global const char16 *)(src + s_off);
         tile[tile_index(k)] = v.s0;
-        tile[tile_index(k + 64u)] = v.s1;
-        tile[tile_index(k + 128u)] = v.s2;
-        tile[tile_index(k + 192u)] = v.s3;
-        tile[tile_index(k + 256u)] = v.s4;
-        tile[tile_index(k + 320u)] = v.s5;
-        tile[tile_index(k + 384u)] = v.s6;
-        tile[tile_index(k + 448u)] = v.s7;
-        tile[tile_index(k + 512u)] = v.s8;
-        tile[tile_index(k + 576u)] = v.s9;
-        tile[tile_index(k + 640u)] = v.sa;
-        tile[tile_index(k + 704u)] = v.sb;
-        tile[tile_index(k + 768u)] = v.sc;
-        tile[tile_index(k + 832u)] = v.sd;
-        tile[tile_index(k + 896u)] = v.se;
-        tile[tile_index(k + 960u)] = v.sf;
+        tile[tile_index(k + 1u * 64u)] = v.s1;
+        tile[tile_index(k + 2u * 64u)] = v.s2;
+        tile[tile_index(k + 3u * 64u)] = v.s3;
+        tile[tile_index(k + 4u * 64u)] = v.s4;
+        tile[tile_index(k + 5u * 64u)] = v.s5;
+        tile[tile_index(k + 6u * 64u)] = v.s6;
+        tile[tile_index(k + 7u * 64u)] = v.s7;
+        tile[tile_index(k + 8u * 64u)] = v.s8;
+        tile[tile_index(k + 9u * 64u)] = v.s9;
+        tile[tile_index(k + 10u * 64u)] = v.sa;
+        tile[tile_index(k + 11u * 64u)] = v.sb;
+        tile[tile_index(k + 12u * 64u)] = v.sc;
+        tile[tile_index(k + 13u * 64u)] = v.sd;
+        tile[tile_index(k + 14u * 64u)] = v.se;
+        tile[tile_index(k + 15u * 64u)] = v.sf;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
