@@ -29,7 +29,11 @@ import numpy as np
 from ..memory_desc import MemoryDesc, dims_text
 from ..problem import Problem
 from .profile import DeviceProfile
-from .tile import Tile, choose_padding, plan_tile
+from .tile import WARP, Tile, bank_conflicts, choose_padding, plan_tile
+
+#: Local-memory bank conflicts (wavefronts over the fewest) past which the
+#: planner tries boxes of other sizes.
+MAX_CONFLICTS = 1.1
 
 @dataclass(frozen=True)
 class Term:
@@ -731,9 +735,9 @@ def _plan_gpu(problem, profile, levels, common) -> KernelPlan:
         local_bytes = min(tuning.tile_bytes, profile.local_mem // 2)
         src_const, dst_const = constant_offsets(src_md, dst_md, common["linear"])
 
-        def box(whole=()):
+        def box(whole=(), elements=4 * common["work_group"]):
             return plan_tile(split, steps, src_md, dst_md, axis_levels + list(whole), lanes,
-                             local_bytes, elements=4 * common["work_group"],
+                             local_bytes, elements=elements,
                              vector_bytes=tuning.vector_bytes,
                              vec_ok=lambda level, vec, reading: _tile_vector_ok(
                                  split[level], vec, reading, src_md, dst_md,
@@ -745,36 +749,58 @@ def _plan_gpu(problem, profile, levels, common) -> KernelPlan:
                          for rows, md, const, src in ((t.read, src_md, src_const, True),
                                                       (t.write, dst_md, dst_const, False)))
 
-        tile = box()
-        # Rows that stop inside a loop whose steps are not whole sectors
-        # (a 14x14 plane of f32 is 24.5 sectors) start mid-sector in every
-        # other step: that loop taken whole, where it fits and the rows then
-        # start on sectors with vectors as wide, lets them run on across it.
-        if tile is not None and not all(sectors(tile)):
-            for rows in (tile.read, tile.write):
-                last = rows.order[rows.row - 1] if rows.row else None
-                if last is None or tile.box[last] == split[last].extent:
-                    continue
-                trial = box((last,))
-                if (trial is not None and all(sectors(trial))
-                        and trial.read.vec >= tile.read.vec and trial.write.vec >= tile.write.vec):
-                    tile = trial
-                    break
-        if tile is not None:
+        element_bytes = max(1, src_md.dtype.bits // 8)
+
+        def arranged(elements):
+            """(tile, work-group size) for boxes of about ``elements``."""
+            tile = box(elements=elements)
+            # Rows that stop inside a loop whose steps are not whole sectors
+            # (a 14x14 plane of f32 is 24.5 sectors) start mid-sector in every
+            # other step: that loop taken whole, where it fits and the rows then
+            # start on sectors with vectors as wide, lets them run on across it.
+            if tile is not None and not all(sectors(tile)):
+                for rows in (tile.read, tile.write):
+                    last = rows.order[rows.row - 1] if rows.row else None
+                    if last is None or tile.box[last] == split[last].extent:
+                        continue
+                    trial = box((last,), elements)
+                    if (trial is not None and all(sectors(trial)) and trial.read.vec >= tile.read.vec
+                            and trial.write.vec >= tile.write.vec):
+                        tile = trial
+                        break
+            if tile is None:
+                return None
+            # A work-group of no more warps than a phase has vectors.
+            vectors = max(tile.read.count, tile.write.count)
+            group = min(common["work_group"], max(WARP, -(-vectors // WARP) * WARP))
             # (the padding may take local memory past tile_bytes, up to 3/4 of the device's)
             tile = choose_padding(replace(tile, max_groups=profile.max_groups_per_dim),
-                                  max(1, src_md.dtype.bits // 8), common["work_group"],
-                                  profile.local_mem * 3 // 4,
+                                  element_bytes, group, profile.local_mem * 3 // 4,
                                   None if shuffle is None else (
                                       tuple((j, split[j].mult) for j in axis_levels),
                                       src_md.dims[shuffle[0]] // shuffle[1], shuffle[1]))
+            return tile, group, bank_conflicts(tile, element_bytes, group)
+
+        best = arranged(4 * common["work_group"])
+        if best is not None and best[2] > MAX_CONFLICTS:
+            # Boxes of other sizes lay their rows over the banks otherwise
+            # (f32 nchw -> nhwc with 3x3 planes: 1.44 wavefronts in boxes of
+            # 1024 elements, 1.0 in boxes of 288).
+            for elements in (common["work_group"], 2 * common["work_group"],
+                             8 * common["work_group"]):
+                other = arranged(elements)
+                if other is not None and other[2] < best[2] - 0.01:
+                    best = other
+        if best is not None:
+            tile, group, _ = best
             tile = replace(tile, read=replace(tile.read, typed=_rows_aligned(
                 src_md, split, tile, tile.read, src_const, True, profile)),
                 write=replace(tile.write, typed=_rows_aligned(
                     dst_md, split, tile, tile.write, dst_const, False, profile)))
             span = _span(src_md, dst_md, math.prod(lv.extent for lv in split))
             return KernelPlan(levels=tuple(split), vec=1, items=tile.boxes, chunks=1,
-                              wide_index=span >= 2**31, fastest=(), tile=tile, **common)
+                              wide_index=span >= 2**31, fastest=(), tile=tile,
+                              **dict(common, work_group=group))
     # Striped: work-item t moves the t-th vector (or element) of the
     # destination's order, and again t + launch, t + 2 launch, ...
     fastest = tuple(range(len(levels) - 1, -1, -1))

@@ -354,7 +354,7 @@ def phase_elements(tile: Tile, phase: Phase, group: int, reading: bool, laps: in
     k = np.zeros_like(elements)
     for level, digit in digits.items():
         k += digit * tile.local_stride(level)
-    if phase.vec in ROTATED and (phase.order != tile.layout):
+    if phase.vec in ROTATED:
         # (the lane's elements in the order a rotated phase moves them: see Tile.rotate)
         turn = (np.arange(phase.vec)[None, :] + r[:, None]) % phase.vec
         return access, k, np.take_along_axis(k, turn, axis=1)
