@@ -317,6 +317,23 @@ def plan_tile(levels, steps, src: MemoryDesc, dst: MemoryDesc, shuffle_levels,
                        lambda level, vec: vec_ok(level, vec, True), True, dst)
     write_vec = _vector(box, levels, write, vector_bytes // dst_bytes,
                         lambda level, vec: vec_ok(level, vec, False), True, dst)
+    if read_vec == 1 < vector_bytes // src_bytes or write_vec == 1 < vector_bytes // dst_bytes:
+        # A vector across a row may not cross a loop's tail (464 channels in
+        # boxes of 32): boxes that divide the row's loops let it.
+        even = list(box)
+        for phase in (read, write):
+            for level in phase.order[:phase.row]:
+                while levels[level].extent % even[level] and even[level] % 2 == 0:
+                    even[level] //= 2
+        if even != box:
+            trial = [_phase(even, levels, order, stride, lanes) for order, stride in
+                     ((src_order, src_stride), (dst_order, dst_stride))]
+            vecs = (_vector(even, levels, trial[0], vector_bytes // src_bytes,
+                            lambda level, vec: vec_ok(level, vec, True), True, dst),
+                    _vector(even, levels, trial[1], vector_bytes // dst_bytes,
+                            lambda level, vec: vec_ok(level, vec, False), True, dst))
+            if min(vecs) > min(read_vec, write_vec) and trial[0].row_len >= 2:
+                box, (read, write), (read_vec, write_vec) = even, trial, vecs
     read = _phase(box, levels, src_order, src_stride, lanes, read_vec, src_bytes)
     write = _phase(box, levels, dst_order, dst_stride, lanes, write_vec, dst_bytes)
     counts = tuple(-(-lv.extent // b) for lv, b in zip(levels, box))

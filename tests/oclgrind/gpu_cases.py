@@ -72,6 +72,9 @@ CASES = [
     Case((2, 32, 7, 7), "s8", "nChw16c", "f32", "nchw", attr=PC),
     Case((1, 48, 7, 7), "f32", "nchw", "u8", "nhwc", attr="dst per-channel"),
     Case((2, 3, 4, 5), "f32", "nchw", "s8", "nhwc", attr=PC),
+    # Boxes that divide the channels, so vectors may cross 7x7 planes (C = 144).
+    Case((1, 144, 7, 7), "f32", "nchw", "f32", "nhwc"),
+    Case((1, 144, 7, 7), "f32", "nhwc", "bf16", "nchw"),
     # Short runs through a tile: a shuffle of 3x3 planes.
     Case((2, 64, 3, 3), "f32", "nchw", "f32", "nchw", shuffle=4, backward=True),
     # Tiled conversions with attributes (applied in the write phase).
