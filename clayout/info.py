@@ -21,7 +21,7 @@ from .primitives import Reorder, Shuffle
 
 #: The environment variables that change what clayout picks or does.
 ENVIRONMENT = ("PYOPENCL_CTX", "CLAYOUT_STRATEGY", "CLAYOUT_VERBOSE",
-               "CLAYOUT_CONVERT_ON_DEVICE_BYTES")
+               "CLAYOUT_CONVERT_ON_DEVICE_BYTES", "CLAYOUT_DUMP_KERNELS")
 
 
 def _problems() -> list[tuple[str, Callable[[Engine], object]]]:
