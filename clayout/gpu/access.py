@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 from ..errors import InvalidArgumentError
 from ..problem import NO_ATTR_KINDS
-from .plan import KernelPlan, constant_offsets, offset_terms
+from .plan import KernelPlan, constant_offsets, offset_terms, tile_values, vector_values
 from .render import INTEGERS
 from .tile import BANKS
 
@@ -248,13 +248,8 @@ class _Kernel:
 
     def lane_values(self, level, n: int) -> dict:
         """The per-slice fields loaded as vectors of ``n`` along ``level``
-        (one value per element of its dim, consecutive in the array)."""
-        if level is None or level.merged:
-            return {}
-        (d,) = level.dims
-        return {arg.field: n for arg in self.plan.args
-                if arg.per_slice and arg.mask >> d & 1
-                and arg.group(d, self.plan.dst_md.ndims) == 1}
+        (plan.vector_values)."""
+        return {arg.field: n for arg in vector_values(self.plan, level)}
 
     # -- accesses ----------------------------------------------------------
 
@@ -451,23 +446,6 @@ def _place(plan: KernelPlan, phase, element: int, row: int, start):
     return a, digits
 
 
-def _stages(plan: KernelPlan, vectors) -> dict:
-    """The per-slice arrays the kernel copies into local memory once per box
-    for its write phase: of one dim, without groups, not loaded as vectors
-    (fields in ``vectors``), along a dim the box spans. Field -> (arg, dim,
-    the box's levels of that dim, outermost first)."""
-    tile, out = plan.tile, {}
-    for arg in plan.args:
-        if (not arg.per_slice or arg.field in vectors or arg.mask & (arg.mask - 1)
-                or arg.groups is not None):
-            continue
-        d = arg.mask.bit_length() - 1
-        own = [j for j, lv in enumerate(plan.levels) if lv.dims == (d,) and tile.box[j] > 1]
-        if own:
-            out[arg.field] = (arg, d, own)
-    return out
-
-
 def _stage(plan: KernelPlan, k: _Kernel, local: int, stages: dict, start) -> list:
     """The box's values of each staged array: per value q, the lane that
     copies it and the index along its dim; ``k.staged`` then says where
@@ -500,8 +478,9 @@ def _tiled(plan: KernelPlan, k: _Kernel, local: int, groups) -> None:
     read, write = tile.read, tile.write
     s_size = max(1, plan.src_md.dtype.bits // 8)  # local memory holds source elements
     axis = plan.shuffle[0] if plan.shuffle else None
-    k.lanes = k.lane_values(levels[write.order[0]] if write.vec > 1 else None, write.vec)
-    stages = _stages(plan, k.lanes)
+    vectors, staged = tile_values(plan)
+    k.lanes = {arg.field: write.vec for arg in vectors}
+    stages = {arg.field: (arg, d, own) for arg, d, own in staged}
 
     # A phase that walks local memory in the order the box lies there moves
     # a lane's vector as one access; the other one element by element.

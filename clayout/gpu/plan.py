@@ -29,7 +29,7 @@ import numpy as np
 from ..memory_desc import MemoryDesc, dims_text
 from ..problem import Problem
 from .profile import DeviceProfile
-from .tile import WARP, Tile, bank_conflicts, choose_padding, plan_tile
+from .tile import WARP, Tile, bank_conflicts, choose_padding, crosses, plan_tile
 
 #: Local-memory bank conflicts (wavefronts over the fewest) past which the
 #: planner tries boxes of other sizes.
@@ -178,6 +178,40 @@ class KernelPlan:
         if layers == 1:
             return (local, rows), (local, 1)
         return (local, rows, layers), (local, 1, 1)
+
+
+def vector_values(plan: KernelPlan, level: Level | None) -> tuple[KernelArg, ...]:
+    """The per-slice args a vector along ``level`` loads as vectors too:
+    one value per element of its dim, consecutive in the array (the plan
+    made sure). None for no vector."""
+    if level is None or level.merged:
+        return ()
+    (d,) = level.dims
+    return tuple(arg for arg in plan.args if arg.per_slice and arg.mask >> d & 1
+                 and arg.group(d, plan.dst_md.ndims) == 1)
+
+
+def tile_values(plan: KernelPlan):
+    """How a tiled plan's write phase reads its per-slice values: (the args
+    loaded as vectors along its vectors, the args staged in local memory
+    once per box as (arg, dim, the box's levels of that dim, outermost
+    first)). Staged: of one dim, no groups, not loaded as vectors, along a
+    dim the box spans, so every lane does not load a value its warp's
+    other lanes load too. A vector across the row's loops loads none as
+    vectors: each element finds its staged value."""
+    tile, write = plan.tile, plan.tile.write
+    vectors = () if write.vec == 1 or crosses(tile, write) else \
+        vector_values(plan, plan.levels[write.order[0]])
+    staged = []
+    for arg in plan.args:
+        if (not arg.per_slice or arg in vectors or arg.mask & (arg.mask - 1)
+                or arg.groups is not None):
+            continue
+        d = arg.mask.bit_length() - 1
+        own = tuple(j for j, lv in enumerate(plan.levels) if lv.dims == (d,) and tile.box[j] > 1)
+        if own:
+            staged.append((arg, d, own))
+    return vectors, tuple(staged)
 
 
 def _dst_levels(md: MemoryDesc) -> list[Level]:

@@ -16,7 +16,8 @@ from ..errors import UnimplementedError
 from ..problem import NO_ATTR_KINDS
 from ..tags import LETTERS
 from .tile import crosses
-from .plan import KernelArg, KernelPlan, constant_offsets, describe, offset_terms
+from .plan import (KernelArg, KernelPlan, constant_offsets, describe, offset_terms, tile_values,
+                   vector_values)
 
 TEMPLATES = pathlib.Path(__file__).resolve().parents[1] / "templates"
 
@@ -165,14 +166,10 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
     # loaded as vectors too (name -> lanes). The plan made sure they are
     # consecutive in their arrays; values of a group holding the whole run
     # are one scalar load.
-    slice_index, lane_args = {}, {}
+    slice_index = {arg.name: _slice_index(c, arg, dst.dims) for arg in plan.args
+                   if arg.per_slice}
     lanes = levels[last - 1] if plan.block else inner if plan.vector else None
-    for arg in plan.args:
-        if arg.per_slice:
-            slice_index[arg.name] = _slice_index(c, arg, dst.dims)
-            if (lanes is not None and not lanes.merged and arg.mask >> lanes.dims[0] & 1
-                    and arg.group(lanes.dims[0], dst.ndims) == 1):
-                lane_args[arg.name] = plan.block or vec
+    lane_args = {arg.name: plan.block or vec for arg in vector_values(plan, lanes)}
 
     values = _values(plan, kernel_name, c)
     values["typed_store"] = plan.typed_store
@@ -363,19 +360,15 @@ def _render_tiled(plan: KernelPlan, kernel_name: str | None, c: _Expressions) ->
     d_parts = [c.times(f"a{j}", lv.dst_stride) for j, lv in enumerate(levels)]
     slice_index = {arg.name: _slice_index(c, arg, dst.dims)
                    for arg in plan.args if arg.per_slice}
-    # Per-slice values that vary along the write phase's vectors: loaded as
-    # vectors too (the plan allowed it: one value per element, consecutive).
-    write, lane_args = tile.write, {}
-    if write.vec > 1 and not crosses(tile, write):  # (else staged, each lane its own)
-        level = levels[write.order[0]]
-        for arg in plan.args:
-            if (arg.per_slice and not level.merged and arg.mask >> level.dims[0] & 1
-                    and arg.group(level.dims[0], dst.ndims) == 1):
-                lane_args[arg.name] = write.vec
+    # Per-slice values that vary along the write phase's vectors are loaded
+    # as vectors too, or staged in local memory (plan.tile_values).
+    write = tile.write
+    vectors, stages = tile_values(plan)
+    lane_args = {arg.name: write.vec for arg in vectors}
     values = _values(plan, kernel_name, c)
     if write.vec > 1:
         values["helpers"] = _vector_helpers(plan, values["helpers"], write.vec)
-    staged = _staged_values(plan, c, lane_args)
+    staged = _staged_values(plan, c, stages)
     for arg_name, stage in staged.items():
         slice_index[arg_name] = stage.index
     values["staged"] = staged
@@ -395,23 +388,14 @@ def _render_tiled(plan: KernelPlan, kernel_name: str | None, c: _Expressions) ->
         layers=tile.grid[1], boxes=c.lit(tile.boxes))
 
 
-def _staged_values(plan: KernelPlan, c: _Expressions, lane_args) -> dict:
-    """Per-slice values of one dim (per-channel scales, zero points) that a
-    tiled kernel copies into local memory once per box, in its read phase:
-    the write phase then reads them there, instead of every lane loading a
-    value the other lanes of its warp load too (a warp-wide load of 4
-    distinct bytes). Name -> what the template needs to stage and index them."""
+def _staged_values(plan: KernelPlan, c: _Expressions, stages) -> dict:
+    """What the template needs to stage the per-slice values ``stages``
+    (plan.tile_values) in local memory once per box, in the read phase,
+    and to index them in the write phase: name -> namespace."""
     tile, levels, dst = plan.tile, plan.levels, plan.dst_md
     staged = {}
-    for arg in plan.args:
-        if (not arg.per_slice or arg.name in lane_args or arg.mask & (arg.mask - 1)
-                or arg.groups is not None):
-            continue  # one dim, no groups, not loaded as vectors
-        d = arg.mask.bit_length() - 1
-        own = [j for j, lv in enumerate(levels) if lv.dims == (d,) and tile.box[j] > 1]
-        if not own:
-            continue
-        size, digits, index, stride = 1, [], [], 1
+    for arg, d, own in stages:
+        digits, index, stride = [], [], 1
         for j in reversed(own):  # innermost level first: its digit varies fastest
             q = "q" if stride == 1 else f"q / {stride}u"
             digits.append((f"j{j}", q if j == own[0] else f"{q} % {tile.box[j]}u"))
