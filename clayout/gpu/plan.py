@@ -744,8 +744,8 @@ def _rows_aligned(md: MemoryDesc, levels, tile: Tile, phase, const: int, src: bo
 def _vector_widths(src_md: MemoryDesc, dst_md: MemoryDesc, tuning) -> list[int]:
     """The vector widths a striped GPU plan tries, best first: the fewest
     elements that move ``vector_bytes`` on the wider side and
-    ``narrow_bytes`` on the narrower one (f32 -> s8: 8, u4 -> f16: 16), then
-    narrower ones for runs that do not divide."""
+    ``narrow_bytes`` on the narrower one (f32 -> s8: 16 elements; u4 -> f16:
+    16, the most), then narrower ones for runs that do not divide."""
     bits = sorted((src_md.dtype.bits, dst_md.dtype.bits))
     want = next((v for v in (2, 4, 8, 16) if v * bits[0] >= 8 * tuning.narrow_bytes
                  and v * bits[1] >= 8 * tuning.vector_bytes), 16)

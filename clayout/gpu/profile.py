@@ -35,8 +35,10 @@ class Tuning:
 
     The GPU strategy also uses: ``vector_bytes``, what neighbouring
     work-items each move per access on the wider side, and ``narrow_bytes``
-    at least on the narrower side (a warp of 32 then moves 512 and 256
-    bytes per instruction: f32 -> s8 moves 8 elements a work-item, not 4);
+    at least on the narrower side (a warp of 32 then moves 512 bytes per
+    instruction on both sides, so even a small tensor's last, partial warp
+    leaves 256 or more on average: f32 -> s8 moves 16 elements a
+    work-item, not 4);
     ``tile_bytes``, the most local memory a
     transpose's tile takes; ``lanes``, the warp its rows are shaped for where
     the device does not say its own.
@@ -50,7 +52,7 @@ class Tuning:
     max_chunks: int = 1
     lanes: int = 32
     vector_bytes: int = 16
-    narrow_bytes: int = 8
+    narrow_bytes: int = 16
     tile_bytes: int = 16 << 10
 
 
