@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from common import COPY_KERNEL, cly, print_table, start, write_json
+from common import COPY_KERNEL, cly, compile_program, print_table, start, write_json
 
 DIMS = (1, 64, 8, 8)
 #: Execute calls between two waits (untimed): the queue stays short.
@@ -205,7 +205,7 @@ def bare_enqueue_rows(engine, stream, count: int) -> list[dict]:
     import pyopencl as cl
 
     nbytes = 16 << 10
-    program = cl.Program(engine.context, COPY_KERNEL).build()
+    program, _ = compile_program(engine.context, COPY_KERNEL, [])
     kernel = cl.Kernel(program, "copy_float4")
     a = cl.Buffer(engine.context, cl.mem_flags.READ_WRITE, nbytes)
     b = cl.Buffer(engine.context, cl.mem_flags.READ_WRITE, nbytes)

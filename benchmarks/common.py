@@ -8,6 +8,7 @@ import time
 import numpy as np
 
 import clayout as cly
+from clayout.gpu.build import compile_program
 
 COPY_KERNEL = """
 __kernel void copy_float4(__global const float4 *restrict src, __global float4 *restrict dst)
@@ -41,7 +42,7 @@ class CopyKernel:
 
         self.nbytes = nbytes
         self.queue = cl.CommandQueue(engine.context)
-        program = cl.Program(engine.context, COPY_KERNEL).build()
+        program, _ = compile_program(engine.context, COPY_KERNEL, [])
         self.src = cl.Buffer(engine.context, cl.mem_flags.READ_WRITE, nbytes)
         self.dst = cl.Buffer(engine.context, cl.mem_flags.READ_WRITE, nbytes)
         cl.enqueue_fill_buffer(self.queue, self.src, np.uint8(1), 0, nbytes)

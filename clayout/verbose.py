@@ -1,7 +1,8 @@
 """Verbose lines through the ``logging`` module (logger ``"clayout"``).
 
 One line per primitive creation, execution and kernel build (INFO), and per
-implementation that declined and kernel source (DEBUG), in fixed columns like
+implementation that declined, kernel source and the compiler's messages
+(DEBUG; a failed build's messages at INFO), in fixed columns like
 ONEDNN_VERBOSE's, after a header printed once per process::
 
     clayout_verbose,info,template:event,engine,primitive,implementation,descriptors,attributes,problem,time
@@ -30,7 +31,7 @@ HEADER = f"{PREFIX},info,template:" + ",".join(COLUMNS)
 
 _LEVELS = {1: logging.INFO, 2: logging.DEBUG}
 # Events about kernels rather than primitives (oneDNN's second column).
-_KERNEL_EVENTS = ("build", "source")
+_KERNEL_EVENTS = ("build", "compiler", "source")
 
 
 # Every execute asks whether to log, so the variable is read at each call

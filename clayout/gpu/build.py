@@ -52,13 +52,43 @@ def _dump(source: str) -> None:
         verbose.LOGGER.warning("CLAYOUT_DUMP_KERNELS: cannot write %s: %s", path, exc)
 
 
+def compile_program(context, source: str, options: list[str]) -> tuple:
+    """(built pyopencl Program, the compiler's log) for ``source``.
+
+    The log is returned, not warned about: pyopencl's ``Program.build``
+    turns any compiler output into a CompilerWarning on stderr, and some
+    compilers (Intel's) always say something. A failed build raises
+    pyopencl's RuntimeError with the log in its message, as pyopencl does.
+    """
+    raw = cl._cl._Program(context, source)
+    try:
+        raw._build(options=" ".join(options).encode(), devices=None)
+    except cl.Error as error:
+        log = _logs(raw)
+        raise cl.RuntimeError(cl._cl._ErrorRecord(
+            msg=f"{error}\n\n{log}", code=error.code, routine=error.routine)) from None
+    return cl.Program(raw), _logs(raw)
+
+
+def _logs(raw) -> str:
+    return "\n".join(f"{device.name}: {log.strip()}" for device, log in raw._get_build_logs()
+                     if log and log.strip())
+
+
 def _build(engine, source: str, names: list[str]) -> list:
-    """Build one program; its kernels named ``names``."""
+    """Build one program; its kernels named ``names``. The compiler's log
+    goes to the verbose lines: level 2 after a build, level 1 when it failed."""
     _dump(source)
     start = time.perf_counter()
-    program = cl.Program(engine.context, source).build(options=build_options(engine.device))
     label = names[0] if len(names) == 1 else f"{len(names)} kernels"
+    try:
+        program, log = compile_program(engine.context, source, build_options(engine.device))
+    except cl.Error as error:
+        verbose.log("compiler", "opencl", "", label, text=str(error))
+        raise
     verbose.log("build", "opencl", "", label, time=f"{(time.perf_counter() - start) * 1e3:.2f}ms")
+    if log:
+        verbose.log("compiler", "opencl", "", label, min_level=2, text=log)
     verbose.log("source", "opencl", "", label, min_level=2, text=source)
     return [getattr(program, name) for name in names]
 
