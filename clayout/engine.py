@@ -259,7 +259,7 @@ class Stream:
                 if not isinstance(queue, cl.CommandQueue):
                     raise InvalidArgumentError(
                         f"stream queue {queue!r}: expected a pyopencl CommandQueue")
-                if queue.context != engine.context:
+                if not in_context(queue, engine, "stream queue"):
                     raise InvalidArgumentError(
                         f"queue {queue!r} belongs to another context than {engine.describe()}")
                 self.queue = queue
@@ -284,11 +284,24 @@ def as_stream(value, engine: Engine) -> Stream:
     if isinstance(value, Stream) and value.engine == engine:
         return value
     if cl is not None and isinstance(value, cl.CommandQueue) and engine.is_opencl \
-            and value.context == engine.context:
+            and in_context(value, engine, "stream"):
         return Stream(engine, queue=value)
     raise InvalidArgumentError(
         f"stream {value!r} is neither a Stream of {engine.describe()} nor a "
         f"pyopencl CommandQueue of its context")
+
+
+def in_context(obj, engine: Engine, what: str) -> bool:
+    """Whether the pyopencl object ``obj`` (a queue, event, buffer or Array)
+    belongs to ``engine``'s context. Raises InvalidArgumentError, naming it
+    as ``what``, when its context can no longer be read (the context was
+    released: some implementations then refuse the query)."""
+    try:
+        return obj.context == engine.context
+    except cl.Error as error:
+        raise InvalidArgumentError(
+            f"{what} {obj!r} belongs to another context than {engine.describe()}: its "
+            f"context cannot even be read ({error}), it was released") from None
 
 
 def check_wait_for(wait_for, engine: Engine) -> list:
@@ -310,7 +323,7 @@ def check_wait_for(wait_for, engine: Engine) -> list:
         if not isinstance(event, cl.Event):
             raise InvalidArgumentError(
                 f"wait_for entry {event!r}: expected a pyopencl Event")
-        if event.context != engine.context:
+        if not in_context(event, engine, "wait_for event"):
             raise InvalidArgumentError(
                 f"wait_for event {event!r} belongs to another context than {engine.describe()}")
     return list(wait_for)

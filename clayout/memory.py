@@ -14,7 +14,7 @@ from typing import Any, Union
 import numpy as np
 import numpy.typing as npt
 
-from .engine import Engine, Stream, as_engine, as_stream, check_wait_for, cl
+from .engine import Engine, Stream, as_engine, as_stream, check_wait_for, cl, in_context
 from .errors import InvalidArgumentError
 from .host.layout import (byte_span, dense_bytes, fills_span, from_dense_bytes, gather,
                           is_c_dense, scatter, span_base)
@@ -197,7 +197,7 @@ class Memory:
                 storage, nbytes = _adopt_cl_array(self.md, self.engine, buffer)
                 return storage, nbytes, tuple(getattr(buffer, "events", ()))
             if cl is not None and _is_cl_buffer(buffer):
-                if buffer.context != self.engine.context:
+                if not in_context(buffer, self.engine, "pyopencl buffer"):
                     raise InvalidArgumentError(
                         f"pyopencl buffer of another context than {self.engine.describe()}")
                 return buffer, buffer.size, ()
@@ -435,7 +435,7 @@ def _adopt_cl_array(md, engine, array):
     data = array.base_data
     if not _is_cl_buffer(data):
         raise InvalidArgumentError(f"pyopencl Array {array!r}: it has no Buffer to share")
-    if array.context != engine.context:
+    if not in_context(array, engine, "pyopencl Array"):
         raise InvalidArgumentError(
             f"pyopencl Array of another context than {engine.describe()}")
     dt = md.dtype
