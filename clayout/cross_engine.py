@@ -53,6 +53,11 @@ from .memory import Memory, _allocate, _need
 from .memory_desc import element_span
 from .problem import Problem
 
+try:
+    from .gpu.events import run_after
+except ImportError:  # no pyopencl: no cross-engine reorder either
+    run_after = None
+
 #: CLAYOUT_CROSS_CONVERT=device|host makes the device or the host convert
 #: wherever both may, bit copies included (for measuring and testing every
 #: way); unset, bit copies move once and ``_prefer_host`` decides the rest.
@@ -293,7 +298,8 @@ class CrossEngine:
                 src_waits = src._host_events()  # downloads into src still running
                 dst_waits = dst._wait_list(queue)
                 if self.variant == "none":
-                    event = read = cl.enqueue_marker(queue, wait_for=(wait + dst_waits) or None)
+                    event = read = run_after(wait + dst_waits, lambda: cl.enqueue_marker(
+                        queue, wait_for=(wait + dst_waits) or None), engine, queue)
                 elif self.variant == "device":
                     staging = _staging(engine, p.src_md)
                     first, end, _ = _span(p.src_md)
@@ -303,7 +309,8 @@ class CrossEngine:
 
                     job = _Job(engine, queue, wait, src_waits, work)
                     read = job.enqueue()
-                    event = self.device.execute(queue, staging, dst, [read] + dst_waits)
+                    event = run_after([read] + dst_waits, lambda: self.device.execute(
+                        queue, staging, dst, [read] + dst_waits), engine, queue)
                 else:
                     first, end, base = _span(p.dst_md)
                     copy = self.variant == "copy"
@@ -333,7 +340,8 @@ class CrossEngine:
             with dst.write_lock:
                 dst_waits = dst._host_events(write=True)  # downloads into it, uploads from it
                 if self.variant == "none":
-                    event = cl.enqueue_marker(queue, wait_for=wait or None)
+                    event = run_after(wait, lambda: cl.enqueue_marker(queue, wait_for=wait or None),
+                                      engine, queue)
                 elif self.variant == "device":
                     staging = _staging(engine, p.dst_md)
                     converted = self.device.execute(queue, src, staging, wait)
@@ -348,7 +356,7 @@ class CrossEngine:
                             host_reorder.reorder(p.dst_md, data, p.dst_md, dst.storage, None, None,
                                                  base, 0)
 
-                    job = _Job(engine, queue, [converted], dst_waits, work)
+                    job = _Job(engine, queue, [converted], dst_waits, work, upstream=wait)
                     event = job.enqueue()
                 else:
                     first, end, base = _span(p.src_md)
@@ -399,19 +407,26 @@ class _Job:
     """The host side of one cross-engine execution: ``work()`` on a worker
     thread, once the events ``ready`` (of the engine's context; after
     everything before on ``queue``) and ``host_waits`` (device commands on
-    host memories, of any context) have completed. ``enqueue()`` returns the
-    marker on ``queue`` that completes after ``work`` (failed if an input
-    failed or ``work`` raised); ``start()``, called once the caller has
+    host memories, of any context) have completed. ``enqueue()`` puts a
+    marker on ``queue`` after ``work`` and returns the user event that tells
+    its end (failed if an input failed or ``work`` raised, whatever the
+    implementation makes of the marker); ``start()``, called once the caller has
     enqueued and recorded the rest, starts the thread (started earlier, it
     would wait for the GIL the caller holds meanwhile). Never blocks, but
     on a device that runs commands only when the host waits (Oclgrind),
     where ``enqueue`` runs the work itself, as host_fallback does."""
 
-    def __init__(self, engine, queue, ready: list, host_waits: list, work):
+    def __init__(self, engine, queue, ready: list, host_waits: list, work, upstream=()):
         from .gpu.host_fallback import _EXIT  # one exit guard for all host-side work
 
         self.engine, self.queue, self.work, self.exit_guard = engine, queue, work, _EXIT
-        self.inputs = [cl.enqueue_marker(queue, wait_for=ready or None)] + list(host_waits)
+        # The events themselves too, and those ``upstream`` of them (that
+        # ``ready`` waited for): the marker, and a command after a failed
+        # event, may complete all the same. Not in the marker's own list:
+        # Intel's runtime crashes when a failed user event is in a wait list
+        # both itself and through a command that waits for it.
+        self.inputs = [cl.enqueue_marker(queue, wait_for=ready or None), *ready, *upstream,
+                       *host_waits]
         self.done = cl.UserEvent(engine.context)
         # Held until ``done`` is set: PoCL 3.1 touches the commands waiting on
         # a user event when it fails, so they must not be freed before.
@@ -420,14 +435,15 @@ class _Job:
     def enqueue(self):
         if self.engine.caps.runs_when_waited:
             self.run()
-            return cl.enqueue_marker(self.queue, wait_for=[self.done])
+            cl.enqueue_marker(self.queue, wait_for=[self.done])
+            return self.done
         try:
             self.finished = cl.enqueue_marker(self.queue, wait_for=[self.done])
         except BaseException:
             self.done.set_status(-1)
             self.work = None  # nothing to start
             raise
-        return self.finished
+        return self.done
 
     def start(self):
         if self.engine.caps.runs_when_waited or self.work is None:

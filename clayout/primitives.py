@@ -19,6 +19,11 @@ from .memory import Memory
 from .memory_desc import RUNTIME_DIM, MemoryDesc, dims_text
 from .problem import Problem
 
+try:
+    from .gpu.events import run_after
+except ImportError:  # no pyopencl: the host engine alone
+    run_after = None
+
 
 def _describe_attr(attr: Attr | None) -> str:
     if attr is None or attr.is_empty:
@@ -169,8 +174,9 @@ class _Primitive:
             return None
         wait += src._wait_list(queue)
         with dst.write_lock:  # record events in the order they are enqueued
-            event = self._implementation.execute(queue, src, dst, wait + dst._wait_list(queue),
-                                                 values)
+            wait += dst._wait_list(queue)
+            event = run_after(wait, lambda: self._implementation.execute(
+                queue, src, dst, wait, values), self.engine, queue)
             dst._wrote(event, queue)
         if log:
             from .gpu.events import device_seconds, when_complete

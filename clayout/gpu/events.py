@@ -13,6 +13,7 @@ from ..memory_desc import may_overlap
 
 _DONE = cl.command_execution_status.COMPLETE
 _OUT_OF_ORDER = cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
+_USER = cl.command_type.USER
 
 
 def in_order(queue) -> bool:
@@ -51,7 +52,14 @@ class PendingWrites:
         self._entries = kept
 
     def add(self, event, queue=None, md=None):
-        """Record a write of ``md`` (None: anywhere), enqueued on ``queue``."""
+        """Record a write of ``md`` (None: anywhere), enqueued on ``queue``
+        (a user event is on no queue: a later command there does not end
+        after it, so it never stands for it). A command clayout enqueued
+        (not a user event) counts as its own from now (see ``doubtful``)."""
+        if event.command_type == _USER:
+            queue = None
+        elif queue is not None:
+            mark_own(event)
         same = queue if queue is not None and in_order(queue) else None
         with self.lock:
             # One pass: drop the finished, keep the failed for the next
@@ -100,6 +108,101 @@ class PendingWrites:
                 q.flush()
                 flushed.append(q)
         return [e for e, _, _ in entries]
+
+
+# -- statuses OpenCL does not pass on ------------------------------------------------
+#
+# Whether a command fails when an event in its wait list failed is left to
+# the implementation: PoCL fails it, Intel's OpenCL runs it and reports
+# success. So clayout checks the statuses it depends on itself: a command
+# enqueued after events that may still fail hands out, instead of its own
+# event, a user event that fails when any of them did (``settle``).
+
+# clayout's own commands (kernels, copies, markers) that may be running: their
+# status is their own, and no input of theirs may fail unseen (those were
+# settled), so a command waiting for them need not check them. By identity.
+_OWN: dict = {}
+_OWN_LOCK = threading.Lock()
+_own_limit = 256
+
+
+def mark_own(event) -> None:
+    """Count ``event`` as a command clayout enqueued (see ``doubtful``)."""
+    global _own_limit
+    with _OWN_LOCK:
+        _OWN[id(event)] = event
+        if len(_OWN) > _own_limit:  # drop the finished; the rest stay counted
+            for key, kept in list(_OWN.items()):
+                if kept.command_execution_status <= _DONE:
+                    del _OWN[key]
+            _own_limit = max(256, 2 * len(_OWN))
+
+
+def doubtful(events, statuses=None) -> list:
+    """The events in ``events`` (whose ``statuses`` may be given) that are
+    still running and are not commands of clayout's own: user events and
+    other code's commands, whose failure a command waiting for them may not
+    see."""
+    if statuses is None:
+        statuses = [e.command_execution_status for e in events]
+    with _OWN_LOCK:
+        return [e for e, status in zip(events, statuses)
+                if status > _DONE and _OWN.get(id(e)) is not e]
+
+
+def failed_status(events) -> int:
+    """The first negative status among ``events`` (0 when none failed yet)."""
+    return min([status for status in (e.command_execution_status for e in events)
+                if status < 0] or [_DONE])
+
+
+def failed_event(context, status: int = -1):
+    """A user event that has already failed with ``status``."""
+    event = cl.UserEvent(context)
+    event.set_status(status if status < 0 else -1)
+    return event
+
+
+def settle(event, doubt: list, context, caps=None, queue=None):
+    """The event to hand out for ``event``, a command enqueued after the
+    events in ``doubt`` (see ``doubtful``): ``event`` itself when ``doubt``
+    is empty, else a user event that completes once all of them have, with
+    the first failed status among them if any failed. A marker on ``queue``
+    after it makes the queue's later commands, and its ``finish()``, wait
+    for it too. Never blocks."""
+    if not doubt:
+        return event
+    result = cl.UserEvent(context)
+    events = [event, *doubt]
+    # Held until ``result`` is set: PoCL 3.1 touches the commands waiting on
+    # a user event when it fails, so they must not be freed before.
+    marker = cl.enqueue_marker(queue, wait_for=[result]) if queue is not None else None
+
+    def finish():
+        nonlocal marker
+        wait_in_python(events, caps)
+        status = failed_status(events)
+        result.set_status(status if status < 0 else _DONE)
+        marker = None
+
+    if queue is not None:
+        queue.flush()  # the queue must reach ``event`` while the watcher waits
+    _start_watcher(finish)
+    return result
+
+
+def run_after(inputs: list, enqueue, engine, queue):
+    """Enqueue a command on ``queue`` after the events ``inputs`` and return
+    the event to hand out for it: ``enqueue()``'s own, or a settled one (see
+    ``settle``) when an input may still fail. When one has already failed,
+    nothing is enqueued and the event returned has failed too."""
+    if not inputs:
+        return enqueue()
+    statuses = [e.command_execution_status for e in inputs]
+    if min(statuses) < 0:
+        return failed_event(engine.context, min(statuses))
+    doubt = doubtful(inputs, statuses)
+    return settle(enqueue(), doubt, engine.context, engine.caps, queue)
 
 
 # One PendingWrites per OpenCL buffer, whichever Memory objects use it; the
@@ -188,14 +291,22 @@ def when_complete(event, callback, caps=None):
     of work that completes within a second still run.
     """
     def watch():
+        wait_in_python([event], caps)
+        callback()
+
+    _start_watcher(watch)
+
+
+def _start_watcher(work):
+    """Run ``work()`` on a daemon thread that the exit handler below joins."""
+    def run():
         try:
-            wait_in_python([event], caps)
-            callback()
+            work()
         finally:
             with _WATCHERS_LOCK:
                 _WATCHERS.discard(thread)
 
-    thread = threading.Thread(target=watch, name="clayout-event", daemon=True)
+    thread = threading.Thread(target=run, name="clayout-event", daemon=True)
     with _WATCHERS_LOCK:
         _WATCHERS.add(thread)
     thread.start()

@@ -63,36 +63,41 @@ def run(engine, queue, src_buffer, dst_buffer, regions, read_dst: bool, work, wa
     ``work(region, src_bytes, src_first_element, dst_bytes, dst_first_element,
     written)``, which fills the destination span's bytes and, unless the
     region ``fills`` its span, sets the bits it wrote in ``written``.
-    ``read_dst`` loads the destination's old bytes first. Returns an Event on
-    ``queue`` that completes once the destination is written (or fails, if
-    an event waited for failed or the work raised).
+    ``read_dst`` loads the destination's old bytes first. Returns a user
+    event that completes once the destination is written, or fails if an
+    event waited for failed or the work raised (a marker on ``queue`` after
+    it keeps the queue's later commands behind the work; the marker's own
+    status after a failure is up to the implementation).
     """
-    ready = cl.enqueue_marker(queue, wait_for=wait_for or None)
+    inputs = [cl.enqueue_marker(queue, wait_for=wait_for or None), *(wait_for or ())]
     done = cl.UserEvent(engine.context)
     if engine.caps.runs_when_waited:
         # A simulator that runs commands only when the host waits or flushes
         # (in the calling thread, spinning on user events): run here, which
         # blocks, before anything waits on ``done``.
-        _Job(engine, ready, src_buffer, dst_buffer, regions, read_dst, work, done).run()
-        return cl.enqueue_marker(queue, wait_for=[done])
+        _Job(engine, inputs, src_buffer, dst_buffer, regions, read_dst, work, done).run()
+        cl.enqueue_marker(queue, wait_for=[done])
+        return done
     try:
         finished = cl.enqueue_marker(queue, wait_for=[done])
         queue.flush()  # the caller's queue must reach the marker while the worker waits
-        job = _Job(engine, ready, src_buffer, dst_buffer, regions, read_dst, work, done,
+        job = _Job(engine, inputs, src_buffer, dst_buffer, regions, read_dst, work, done,
                    finished)
         threading.Thread(target=job.run, name="clayout-host", daemon=True).start()
     except BaseException:
         done.set_status(-1)
         raise
-    return finished
+    return done
 
 
 class _Job:
     """One host-path run on a worker thread; ``done`` tells its end."""
 
-    def __init__(self, engine, ready, src_buffer, dst_buffer, regions, read_dst, work, done,
+    def __init__(self, engine, inputs, src_buffer, dst_buffer, regions, read_dst, work, done,
                  finished=None):
-        self.engine, self.ready, self.done = engine, ready, done
+        # ``inputs``: the marker after the queue's earlier commands, and the
+        # events waited for themselves (whose failure the marker may not show).
+        self.engine, self.inputs, self.done = engine, inputs, done
         # PoCL 3.1 keeps a failed command in the lists of the events it waits
         # for: were the caller to free ``finished`` before ``done`` is set,
         # setting it would touch freed memory (an abort). Held until then.
@@ -124,7 +129,7 @@ class _Job:
         status = cl.command_execution_status.COMPLETE
         working = False
         try:
-            if not wait_in_python([self.ready], self.engine.caps):  # an input failed
+            if not wait_in_python(self.inputs, self.engine.caps):  # an input failed
                 status = -1
                 return
             working = _EXIT.start_work()
@@ -138,6 +143,6 @@ class _Job:
                           + traceback.format_exc(), RuntimeWarning, stacklevel=1)
         finally:
             self.done.set_status(status)
-            self.ready = self.finished = None
+            self.inputs = self.finished = None
             if working:
                 _EXIT.end_work()

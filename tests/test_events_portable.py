@@ -1,0 +1,175 @@
+"""What clayout's events and checks promise on every OpenCL implementation.
+
+OpenCL leaves it to the implementation whether a command fails when an event
+in its wait list failed (PoCL fails it; Intel's runtime runs it and reports
+success), whether a marker shows such a failure, and whether an object's
+context may still be asked for once the context is released. None of this
+may decide what clayout reports: `make test` runs these tests on PoCL and on
+Intel's OpenCL runtime (CLAYOUT_TEST_PLATFORM).
+"""
+import logging
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+import clayout as cly
+
+cl = pytest.importorskip("pyopencl")
+COMPLETE = cl.command_execution_status.COMPLETE
+
+
+def _settled(event, timeout=20.0) -> bool:
+    """Poll (never block in OpenCL) until ``event`` completed or failed."""
+    deadline = time.monotonic() + timeout
+    while event.command_execution_status > COMPLETE:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+def _memory(engine, dims=(4, 8), dt="f32", tag=None, fill=1.0):
+    md = cly.MemoryDesc(dims, dt, tag=tag)
+    return cly.Memory.from_numpy(md, engine, np.full(dims, fill, md.dtype.numpy))
+
+
+def _primitive(kind, src, dst, engine):
+    if kind == "reorder":
+        return cly.Reorder(src.md, dst.md, engine=engine)
+    return cly.Shuffle(src.md, axis=1, group_size=2, dst_md=dst.md, engine=engine)
+
+
+@pytest.mark.parametrize("kind", ["reorder", "shuffle"])
+def test_a_wait_for_event_that_fails_later_fails_the_event_and_the_next_read(cl_engine, kind):
+    src = _memory(cl_engine, fill=2.0)
+    dst = _memory(cl_engine, tag="ba", fill=0.0)
+    gate = cl.UserEvent(cl_engine.context)
+    event = _primitive(kind, src, dst, cl_engine).execute(cly.Stream(cl_engine), src, dst,
+                                                          wait_for=[gate])
+    assert event.command_execution_status > COMPLETE  # it waits for the gate
+    gate.set_status(-1)
+    assert _settled(event)
+    assert event.command_execution_status < 0
+    with pytest.raises(cly.ExecutionError, match="failed"):
+        dst.to_numpy()
+    assert dst.to_numpy().shape == dst.md.dims  # reported once
+
+
+def test_a_wait_for_event_that_already_failed_runs_nothing(cl_engine):
+    src = _memory(cl_engine, fill=2.0)
+    dst = _memory(cl_engine, tag="ba", fill=5.0)
+    before = dst.raw()
+    gate = cl.UserEvent(cl_engine.context)
+    gate.set_status(-3)
+    event = cly.Reorder(src.md, dst.md, engine=cl_engine).execute(cly.Stream(cl_engine), src,
+                                                                  dst, wait_for=[gate])
+    assert event.command_execution_status == -3
+    with pytest.raises(cly.ExecutionError, match="status -3"):
+        dst.to_numpy()
+    assert np.array_equal(dst.raw(), before)  # nothing was enqueued
+
+
+def test_a_failure_reaches_what_reads_the_failed_write(cl_engine):
+    """b is written after a gate that fails; c is written from b on the same
+    stream before the gate fails: c's event and c's read fail too."""
+    stream = cly.Stream(cl_engine)
+    a = _memory(cl_engine, fill=1.0)
+    b = _memory(cl_engine, tag="ba", fill=0.0)
+    c = _memory(cl_engine, fill=0.0)
+    gate = cl.UserEvent(cl_engine.context)
+    first = cly.Reorder(a.md, b.md, engine=cl_engine).execute(stream, a, b, wait_for=[gate])
+    second = cly.Reorder(b.md, c.md, engine=cl_engine).execute(stream, b, c)
+    gate.set_status(-1)
+    assert _settled(first) and _settled(second)
+    assert first.command_execution_status < 0 and second.command_execution_status < 0
+    with pytest.raises(cly.ExecutionError):
+        c.to_numpy()
+    stream.wait()
+
+
+def test_a_gate_that_completes_lets_the_reorder_run(cl_engine):
+    src = _memory(cl_engine, fill=3.0)
+    dst = _memory(cl_engine, tag="ba", fill=0.0)
+    gate = cl.UserEvent(cl_engine.context)
+    stream = cly.Stream(cl_engine)
+    event = cly.Reorder(src.md, dst.md, engine=cl_engine).execute(stream, src, dst,
+                                                                  wait_for=[gate])
+    time.sleep(0.05)
+    assert event.command_execution_status > COMPLETE
+    gate.set_status(COMPLETE)
+    stream.wait()  # the stream's finish waits for the event clayout handed out too
+    assert event.command_execution_status == COMPLETE
+    assert (dst.to_numpy() == 3).all()
+
+
+def test_clayouts_own_events_chain_without_a_watcher(cl_engine):
+    """Waiting for clayout's own commands needs no check of their status
+    (their inputs were checked): the event handed out is the kernel's."""
+    stream = cly.Stream(cl_engine)
+    a = _memory(cl_engine, fill=7.0)
+    b = _memory(cl_engine, tag="ba", fill=0.0)
+    c = _memory(cl_engine, fill=0.0)
+    first = cly.Reorder(a.md, b.md, engine=cl_engine).execute(stream, a, b)
+    second = cly.Reorder(b.md, c.md, engine=cl_engine).execute(stream, b, c, wait_for=[first])
+    for event in (first, second):
+        assert event.command_type != cl.command_type.USER
+    assert (c.to_numpy() == 7).all()
+
+
+def test_objects_of_a_released_or_other_context_are_refused(cl_engine):
+    src = _memory(cl_engine, fill=2.0)
+    dst = _memory(cl_engine, tag="ba", fill=0.0)
+    r = cly.Reorder(src.md, dst.md, engine=cl_engine)
+    stream = cly.Stream(cl_engine)
+    # The contexts below are released at once: some implementations then
+    # refuse to say which context the event or queue belongs to.
+    for bad in ([cl.UserEvent(cl.Context([cl_engine.device]))], ["not an event"]):
+        with pytest.raises(cly.InvalidArgumentError, match="wait_for"):
+            r.execute(stream, src, dst, wait_for=bad)
+    with pytest.raises(cly.InvalidArgumentError, match="stream|queue"):
+        r.execute(cl.CommandQueue(cl.Context([cl_engine.device])), src, dst)
+    other = cl.Context([cl_engine.device])
+    with pytest.raises(cly.InvalidArgumentError, match="another context"):
+        r.execute(stream, src, dst, wait_for=[cl.UserEvent(other)])
+    with pytest.raises(cly.InvalidArgumentError, match="another context"):
+        cly.Memory(src.md, cl_engine, buffer=cl.Buffer(other, cl.mem_flags.READ_WRITE,
+                                                       src.md.size))
+    stream.wait()
+    assert (dst.to_numpy() == 0).all()  # nothing above ran
+
+
+def test_compiler_messages_go_to_logging_never_to_warnings(cl_engine, caplog):
+    """Intel's compiler always says something; pyopencl would turn it into a
+    CompilerWarning on stderr. clayout logs it (verbose level 2) instead."""
+    from clayout.gpu import build
+
+    source = "__kernel void said(__global int *a) { a[get_global_id(0)] = 1; }\n"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning fails the test
+        program, log = build.compile_program(cl_engine.context, source, [])
+    assert isinstance(log, str) and program.said is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        src = _memory(cl_engine, dims=(3, 5, 7), fill=1.5)
+        dst = _memory(cl_engine, dims=(3, 5, 7), tag="cba", fill=0.0)
+        cly.reorder(src, dst)
+    assert (dst.to_numpy() == 1.5).all()
+
+
+def test_a_failed_build_says_what_the_compiler_said(cl_engine, caplog, monkeypatch):
+    from clayout.gpu import build
+
+    source = "__kernel void broken(__global int *a) { a[0] = no_such_name; }\n"
+    with pytest.raises(cl.RuntimeError, match="(?s)BUILD_PROGRAM_FAILURE.*no_such_name"):
+        build.compile_program(cl_engine.context, source, [])
+    monkeypatch.setenv("CLAYOUT_VERBOSE", "1")
+    logging.getLogger("clayout").addHandler(caplog.handler)
+    try:
+        with pytest.raises(cl.RuntimeError):
+            build._build(cl_engine, source, ["broken"])
+    finally:
+        logging.getLogger("clayout").removeHandler(caplog.handler)
+    lines = [r.getMessage() for r in caplog.records if ",compiler," in r.getMessage()]
+    assert lines and "no_such_name" in lines[0]
