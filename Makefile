@@ -5,19 +5,33 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY      = $(VENV)/bin/python
 
-.PHONY: demo test bench weights opencl clean ptx gpusim
+.PHONY: demo test bench weights opencl intel-opencl info clean ptx gpusim
 
 demo: opencl
 	$(PY) examples/quickstart.py
 
-# The suite runs with the device's own strategy (CPU kernels on PoCL); the
-# reorder, shuffle and benchdnn tests then run again with the GPU kernels
-# forced (tiled transposes, striped vectors), so both families stay exact.
+# The suite runs on two OpenCL implementations: PoCL, with the device's own
+# strategy (CPU kernels) and then, for the reorder, shuffle and benchdnn
+# tests, with the GPU kernels forced (tiled transposes, striped vectors), so
+# both families stay exact; then all of it on Intel's OpenCL CPU runtime
+# (another compiler and runtime: nothing may rest on one driver's habits).
 GPU_STRATEGY_TESTS = tests/test_reorder_*.py tests/test_shuffle.py tests/test_benchdnn.py
 
-test: opencl
-	$(PY) -m pytest -q
-	CLAYOUT_STRATEGY=gpu $(PY) -m pytest -q $(GPU_STRATEGY_TESTS)
+test: opencl intel-opencl
+	CLAYOUT_TEST_PLATFORM=pocl $(PY) -m pytest -q
+	CLAYOUT_TEST_PLATFORM=pocl CLAYOUT_STRATEGY=gpu $(PY) -m pytest -q $(GPU_STRATEGY_TESTS)
+	CLAYOUT_TEST_PLATFORM=intel $(PY) -m pytest -q
+
+# Intel's OpenCL CPU runtime from PyPI into the virtual environment, and the
+# ICD folders that pick PoCL, Intel's runtime or both (OCL_ICD_VENDORS).
+ICD_FOLDERS = $(VENV)/etc/OpenCL/clayout
+
+intel-opencl: opencl
+	@bash scripts/ensure_intel_opencl.sh $(PY)
+
+# What clayout sees on both implementations.
+info: opencl intel-opencl
+	OCL_ICD_VENDORS=$(abspath $(ICD_FOLDERS))/all $(PY) -m clayout info
 
 # Every kernel the reorder and shuffle tests build, with each strategy,
 # compiled for NVIDIA sm_90 by clang's NVPTX target and ptxas: failures,

@@ -20,7 +20,7 @@ from .memory_desc import MemoryDesc
 from .primitives import Reorder, Shuffle
 
 #: The environment variables that change what clayout picks or does.
-ENVIRONMENT = ("PYOPENCL_CTX", "CLAYOUT_STRATEGY", "CLAYOUT_VERBOSE",
+ENVIRONMENT = ("PYOPENCL_CTX", "OCL_ICD_VENDORS", "CLAYOUT_STRATEGY", "CLAYOUT_VERBOSE",
                "CLAYOUT_CONVERT_ON_DEVICE_BYTES", "CLAYOUT_DUMP_KERNELS")
 
 

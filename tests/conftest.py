@@ -1,12 +1,31 @@
 """Engines for the tests. Under CI=true a missing OpenCL device fails the
-tests that need one; elsewhere they are skipped with the reason."""
+tests that need one; elsewhere they are skipped with the reason.
+
+CLAYOUT_TEST_PLATFORM=pocl|intel runs the suite on that OpenCL
+implementation alone: it points OCL_ICD_VENDORS (before anything asks
+OpenCL for its platforms) at the ICD folder scripts/ensure_intel_opencl.sh
+wrote in the virtual environment, so every engine, and every Python the
+tests start, sees that implementation and no other. Unset: the system's
+ICD files decide."""
 import os
 import shutil
+import sys
 
 import pytest
 
-import clayout as cly
-from clayout.engine import opencl_devices
+#: The implementations CLAYOUT_TEST_PLATFORM names, by their platform's name.
+PLATFORMS = {"pocl": "Portable Computing Language", "intel": "Intel(R) OpenCL"}
+TEST_PLATFORM = os.environ.get("CLAYOUT_TEST_PLATFORM", "")
+if TEST_PLATFORM:
+    _folder = os.path.join(sys.prefix, "etc", "OpenCL", "clayout", TEST_PLATFORM)
+    if TEST_PLATFORM not in PLATFORMS or not os.path.isdir(_folder):
+        raise pytest.UsageError(
+            f"CLAYOUT_TEST_PLATFORM={TEST_PLATFORM!r}: expected one of {sorted(PLATFORMS)} "
+            f"with its ICD folder {_folder} (bash scripts/ensure_intel_opencl.sh writes it)")
+    os.environ["OCL_ICD_VENDORS"] = _folder
+
+import clayout as cly  # noqa: E402 - after OCL_ICD_VENDORS
+from clayout.engine import opencl_devices  # noqa: E402
 
 
 def _opencl_engine():
@@ -15,7 +34,11 @@ def _opencl_engine():
         if os.environ.get("CI"):
             pytest.fail(message + " -- CI requires one", pytrace=False)
         pytest.skip(message)
-    return cly.Engine("opencl")
+    engine = cly.Engine("opencl")
+    if TEST_PLATFORM and engine.device.platform.name != PLATFORMS[TEST_PLATFORM]:
+        pytest.fail(f"CLAYOUT_TEST_PLATFORM={TEST_PLATFORM}, but the engine runs on "
+                    f"{engine.device.platform.name!r}", pytrace=False)
+    return engine
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 import clayout as cly
 from clayout import info
 from clayout.engine import opencl_devices
@@ -59,6 +61,25 @@ def test_info_with_no_icd_exits_cleanly(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "OpenCL: no platform or device found" in done.stdout
     assert "Engine() picks: <Engine host>" in done.stdout
+
+
+def test_info_lists_both_implementations_when_both_are_installed():
+    """scripts/ensure_intel_opencl.sh (make test) writes an ICD folder naming
+    PoCL and Intel's runtime; info run with it shows both, each with what
+    runs there."""
+    folder = os.path.join(sys.prefix, "etc", "OpenCL", "clayout", "all")
+    if not os.path.isdir(folder):
+        message = "no ICD folder for both implementations (bash scripts/ensure_intel_opencl.sh)"
+        if os.environ.get("CI"):
+            pytest.fail(message + " -- CI requires it", pytrace=False)
+        pytest.skip(message)
+    done = run_module("info", OCL_ICD_VENDORS=folder)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert f"OCL_ICD_VENDORS={folder!r}" in out
+    for name in ("Portable Computing Language", "Intel(R) OpenCL"):
+        assert name in out.split("Engine() picks")[0]
+    assert out.split("What runs where")[1].count("\non [") == 2  # a table per device
 
 
 def test_unknown_command_prints_usage():
