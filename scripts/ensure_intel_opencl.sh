@@ -12,19 +12,29 @@ set -eu
 py=${1:-.venv/bin/python}
 prefix=$("$py" -c 'import sys; print(sys.prefix)')
 lib="$prefix/lib/libintelocl.so"
-if [ ! -e "$lib" ]; then
+icd="$prefix/etc/OpenCL/clayout"
+loads() {  # does Intel's runtime load, alone, from its ICD folder?
+    [ -e "$lib" ] || return 1
+    mkdir -p "$icd/intel" && echo "$lib" > "$icd/intel/intel.icd"
+    OCL_ICD_VENDORS="$icd/intel" "$py" -c "
+import sys, pyopencl as cl
+sys.exit(0 if any(p.name == 'Intel(R) OpenCL' for p in cl.get_platforms()) else 1)" 2>/dev/null
+}
+if ! loads; then
+    # intel-cmplr-lib-rt: the compiler's math libraries libintelocl.so links
+    # to (libimf, libsvml, libintlc), which intel-opencl-rt does not require.
     echo "Installing Intel's OpenCL CPU runtime (intel-opencl-rt) into $prefix."
     log="$prefix/intel-opencl-rt-install.log"
-    "$py" -m pip install -q 'intel-opencl-rt==2026.*' >"$log" 2>&1 || tail -20 "$log"
+    "$py" -m pip install -q 'intel-opencl-rt==2026.*' 'intel-cmplr-lib-rt==2026.*' >"$log" 2>&1 \
+        || tail -20 "$log"
 fi
-if [ ! -e "$lib" ]; then
-    echo "intel-opencl-rt could not be installed: the tests run on PoCL alone."
+if ! loads; then
+    echo "Intel's OpenCL runtime could not be installed or loaded: the tests run on PoCL alone."
+    [ -e "$lib" ] && ldd "$lib" | grep "not found"
     [ -n "${CI:-}" ] && { echo "CI requires Intel's runtime."; exit 1; }
     exit 0
 fi
-icd="$prefix/etc/OpenCL/clayout"
-rm -rf "$icd" && mkdir -p "$icd/intel" "$icd/pocl" "$icd/all"
-echo "$lib" > "$icd/intel/intel.icd"
+rm -rf "$icd/pocl" "$icd/all" && mkdir -p "$icd/pocl" "$icd/all"
 cp "$icd/intel/intel.icd" "$icd/all/"
 for f in /etc/OpenCL/vendors/pocl*.icd; do
     [ -e "$f" ] && cp "$f" "$icd/pocl/" && cp "$f" "$icd/all/"
