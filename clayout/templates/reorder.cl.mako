@@ -175,9 +175,21 @@ ${transpose_rows(vector)}\
 %>\
 ${vector} ${", ".join(out)};  // zipped in ${unit}-byte units
 %   for i in range(block // 2):
-%     if view is None:
+%     if view is None and lanes == 2:
 ${out[i]} = (${vector})(${rows[2 * i]}.lo, ${rows[2 * i + 1]}.lo);
 ${out[i + block // 2]} = (${vector})(${rows[2 * i]}.hi, ${rows[2 * i + 1]}.hi);
+%     elif view is None:
+<%
+    # Units wider than 8 bytes, more than two a row (f32 16x16: 16-byte
+    # units, four a row): each unit is a swizzle of its elements.
+    n = unit // size
+    def part(x, j):
+        return f"{x}.s{hexd[j * n:(j + 1) * n]}"
+    def zipped(lanes_of):
+        return f"({vector})({', '.join(f'{part(a, j)}, {part(b, j)}' for j in lanes_of)})"
+    a, b = rows[2 * i], rows[2 * i + 1]
+%>${out[i]} = ${zipped(range(lanes // 2))};
+${out[i + block // 2]} = ${zipped(range(lanes // 2, lanes))};
 %     else:
 <%
     def cast(to, x):  # a reinterpretation, where the types differ
