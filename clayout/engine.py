@@ -157,7 +157,7 @@ class Engine:
             convert_on_device_bytes=_env_bytes("CLAYOUT_CONVERT_ON_DEVICE_BYTES", 8 << 20),
             runs_when_waited="Oclgrind" in d.platform.name,
         )
-        self.profile = read_profile(d)
+        self.profile = _tuned_profile(d)
 
     def _own_queue(self, purpose: str):
         with self._lock:
@@ -212,6 +212,27 @@ _DEFAULT_LOCK = threading.Lock()
 # Engines made for pyopencl Contexts passed where an Engine is expected, so
 # that the same context gives the same engine (and its queues) while in use.
 _FOR_CONTEXT: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+_IDENTITIES: dict = {}
+
+
+def _tuned_profile(device):
+    """The device's profile, with the tuning table that applies to it
+    (clayout/tuning_table.py), if one does."""
+    from dataclasses import replace
+
+    from .tuning_table import Identity, load
+
+    profile = read_profile(device)
+    identity = _IDENTITIES.get(device.int_ptr)
+    if identity is None:
+        identity = _IDENTITIES[device.int_ptr] = Identity.of(device)
+    table = load(identity)
+    if table is None or not table.tuned:
+        return profile
+    return replace(profile, tuned=table.tuned,
+                   forced=bool(os.environ.get("CLAYOUT_STRATEGY", "").strip()))
 
 
 def default_engine() -> Engine:

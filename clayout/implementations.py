@@ -172,7 +172,7 @@ class GeneratedKernel(Implementation):
         # descriptor without extra, scale_adjust folded into the src scale),
         # then the compensation kernel sums them (clayout/compensation.py).
         data = data_problem(problem)
-        self.plan = plan_cache.get(data, engine.profile)  # planned once per shape
+        self.plan = plan_cache.get(data, engine.profile.for_problem(data))  # once per shape
         self.kernel = get_kernel(engine, self.plan)
         self.compensation = (get_compensation_kernel(engine, problem.dst_md)
                              if problem.dst_md.extra is not None else None)
@@ -351,7 +351,7 @@ class RuntimeKernel(Implementation):
         from .gpu.build import get_runtime_kernel
         from .gpu.runtime_plan import plan_runtime_kernel
 
-        self.plan = plan_runtime_kernel(problem, engine.profile)
+        self.plan = plan_runtime_kernel(problem, engine.profile.for_problem(problem))
         self.kernel = get_runtime_kernel(engine, self.plan)
         self.args = _attr_args(engine, self.plan.args, problem.attr)
 

@@ -20,8 +20,8 @@ from .memory_desc import MemoryDesc
 from .primitives import Reorder, Shuffle
 
 #: The environment variables that change what clayout picks or does.
-ENVIRONMENT = ("PYOPENCL_CTX", "OCL_ICD_VENDORS", "CLAYOUT_STRATEGY", "CLAYOUT_VERBOSE",
-               "CLAYOUT_CONVERT_ON_DEVICE_BYTES", "CLAYOUT_DUMP_KERNELS")
+ENVIRONMENT = ("PYOPENCL_CTX", "OCL_ICD_VENDORS", "CLAYOUT_STRATEGY", "CLAYOUT_TUNING",
+               "CLAYOUT_VERBOSE", "CLAYOUT_CONVERT_ON_DEVICE_BYTES", "CLAYOUT_DUMP_KERNELS")
 
 
 def _problems() -> list[tuple[str, Callable[[Engine], object]]]:
@@ -72,6 +72,28 @@ def _profile_lines(profile) -> list[str]:
     ]
 
 
+def _tuning_lines(device) -> list[str]:
+    """What tuning table applies to ``device``, when it was made, and what it
+    measured per family (share of copy: defaults -> tuned)."""
+    from .tuning_table import Identity, load, table_path
+
+    if os.environ.get("CLAYOUT_TUNING", "").strip().lower() == "off":
+        return ["tuning: off (CLAYOUT_TUNING=off): the defaults"]
+    identity = Identity.of(device)
+    table = load(identity)
+    if table is None:
+        return [f"tuning: none, the defaults (python -m clayout tune writes "
+                f"{table_path(identity)})"]
+    data = table.data
+    lines = [f"tuning: {table.path} (tuned {data.get('tuned', '?')}, clayout "
+             f"{data.get('clayout', '?')})"]
+    for family, item in sorted(data["families"].items()):
+        changes = ", ".join(f"{k}={v}" for k, v in item.get("tuning", {}).items()) or "defaults"
+        lines.append(f"  {family}: {item['strategy']} ({changes}), share of copy "
+                     f"{item.get('default_ratio', 0):.2f} -> {item.get('ratio', 0):.2f}")
+    return lines
+
+
 def _impl(make, engine) -> str:
     try:
         return make(engine).impl
@@ -110,7 +132,8 @@ def report() -> str:
             except Exception as error:  # noqa: BLE001
                 lines.append(f"    no engine: {type(error).__name__}: {error}")
                 continue
-            lines += ["    " + text for text in _profile_lines(engine.profile)]
+            lines += ["    " + text for text in _profile_lines(engine.profile)
+                      + _tuning_lines(device)]
             engines.append((f"[{index}] {name}", engine))
 
     lines.append("")

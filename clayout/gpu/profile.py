@@ -8,7 +8,7 @@ be made (and kernels rendered and read) for any profile without a device:
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 from ..errors import InvalidArgumentError
 
@@ -55,6 +55,31 @@ class Tuning:
     narrow_bytes: int = 16
     tile_bytes: int = 16 << 10
 
+    def changes(self, base: "Tuning") -> dict:
+        """The fields that differ from ``base``, as JSON values."""
+        return {f.name: list(getattr(self, f.name)) if isinstance(getattr(self, f.name), tuple)
+                else getattr(self, f.name)
+                for f in fields(self) if getattr(self, f.name) != getattr(base, f.name)}
+
+    def changed(self, values: dict) -> "Tuning":
+        """This Tuning with ``values`` (field name -> JSON value) in place.
+        Raises ValueError for an unknown field or a value of the wrong kind."""
+        known = {f.name: getattr(self, f.name) for f in fields(self)}
+        out = {}
+        for name, value in values.items():
+            if name not in known:
+                raise ValueError(f"unknown tuning parameter {name!r}")
+            if isinstance(known[name], tuple):
+                if not isinstance(value, list) or not value or not all(
+                        type(v) is int and v > 0 for v in value):
+                    raise ValueError(f"{name}: expected a list of positive integers, "
+                                     f"got {value!r}")
+                value = tuple(value)
+            elif type(value) is not int or value <= 0:
+                raise ValueError(f"{name}: expected a positive integer, got {value!r}")
+            out[name] = value
+        return replace(self, **out)
+
 
 #: Measured on PoCL 3.1 (pthread), 2 cores; see benchmarks/.
 CPU_TUNING = Tuning()
@@ -93,6 +118,12 @@ class DeviceProfile:
     fp64: bool = True
     tuning: Tuning = field(default_factory=Tuning)
     max_groups_per_dim: int = 65535
+    #: (family, strategy, Tuning) per kernel family that ``python -m clayout
+    #: tune`` measured on this device (gpu/families.py); ``for_problem``
+    #: applies them. ``forced``: CLAYOUT_STRATEGY chose the strategy, so
+    #: only entries of that strategy apply.
+    tuned: tuple = ()
+    forced: bool = False
 
     @property
     def strategy_of_kind(self) -> str:
@@ -106,6 +137,20 @@ class DeviceProfile:
                 f"strategy {strategy!r}: expected one of {', '.join(STRATEGIES)}")
         return replace(self, strategy=strategy,
                        tuning=CPU_TUNING if strategy == "cpu" else GPU_TUNING)
+
+    def for_problem(self, problem) -> "DeviceProfile":
+        """The profile to plan ``problem`` with: this one, with the strategy
+        and Tuning measured for the problem's family where a tuning table
+        gave some (``tuned``)."""
+        if not self.tuned:
+            return self
+        from .families import family_of
+
+        family = family_of(problem)
+        for name, strategy, tuning in self.tuned:
+            if name == family and (strategy == self.strategy or not self.forced):
+                return replace(self, strategy=strategy, tuning=tuning, tuned=(), forced=False)
+        return replace(self, tuned=(), forced=False)
 
 
 #: A stand-in for PoCL on two cores: plans and renders without a device.
