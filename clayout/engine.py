@@ -215,6 +215,7 @@ _FOR_CONTEXT: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
 _IDENTITIES: dict = {}
+_WITH_TABLE: dict = {}
 
 
 def _tuned_profile(device):
@@ -231,8 +232,14 @@ def _tuned_profile(device):
     table = load(identity)
     if table is None or not table.tuned:
         return profile
-    return replace(profile, tuned=table.tuned,
-                   forced=bool(os.environ.get("CLAYOUT_STRATEGY", "").strip()))
+    forced = bool(os.environ.get("CLAYOUT_STRATEGY", "").strip())
+    # One object per (profile, table): plan caches key profiles by identity.
+    key = (id(profile), id(table), forced)
+    kept = _WITH_TABLE.get(key)
+    if kept is None or kept[0] is not profile or kept[1] is not table:
+        kept = _WITH_TABLE[key] = (profile, table,
+                                   replace(profile, tuned=table.tuned, forced=forced))
+    return kept[2]
 
 
 def default_engine() -> Engine:

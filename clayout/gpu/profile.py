@@ -131,12 +131,13 @@ class DeviceProfile:
         return "gpu" if self.kind == "gpu" else "cpu"
 
     def with_strategy(self, strategy: str) -> "DeviceProfile":
-        """This profile with another strategy (and that strategy's tuning)."""
+        """This profile with another strategy (and that strategy's tuning);
+        of its tuned entries, only those of that strategy then apply."""
         if strategy not in STRATEGIES:
             raise InvalidArgumentError(
                 f"strategy {strategy!r}: expected one of {', '.join(STRATEGIES)}")
         return replace(self, strategy=strategy,
-                       tuning=CPU_TUNING if strategy == "cpu" else GPU_TUNING)
+                       tuning=CPU_TUNING if strategy == "cpu" else GPU_TUNING, forced=True)
 
     def for_problem(self, problem) -> "DeviceProfile":
         """The profile to plan ``problem`` with: this one, with the strategy
@@ -147,11 +148,21 @@ class DeviceProfile:
         from .families import family_of
 
         family = family_of(problem)
+        # One object per (profile, family): plan caches key profiles by identity.
+        key = (id(self), family)
+        kept = _FOR_FAMILY.get(key)
+        if kept is not None and kept[0] is self:
+            return kept[1]
+        out = replace(self, tuned=(), forced=False)
         for name, strategy, tuning in self.tuned:
             if name == family and (strategy == self.strategy or not self.forced):
-                return replace(self, strategy=strategy, tuning=tuning, tuned=(), forced=False)
-        return replace(self, tuned=(), forced=False)
+                out = replace(out, strategy=strategy, tuning=tuning)
+                break
+        _FOR_FAMILY[key] = (self, out)  # holds ``self``: its id is not reused meanwhile
+        return out
 
+
+_FOR_FAMILY: dict = {}
 
 #: A stand-in for PoCL on two cores: plans and renders without a device.
 CPU_PROFILE = DeviceProfile(name="cpu", compute_units=2, fp16=False, fp64=True)
