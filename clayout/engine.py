@@ -298,9 +298,13 @@ class Stream:
             raise InvalidArgumentError(f"queue {queue!r}: a host engine has no queue")
 
     def wait(self) -> None:
-        """Block until everything enqueued on this stream has finished."""
+        """Block until everything enqueued on this stream has finished, and
+        the events clayout handed out for it are set."""
         if self.queue is not None:
             self.queue.finish()
+            from .gpu.events import wait_settled
+
+            wait_settled(self.queue, self.engine.caps)
 
     def __repr__(self):
         return f"<Stream on {self.engine!r}>"

@@ -173,3 +173,38 @@ def test_a_failed_build_says_what_the_compiler_said(cl_engine, caplog, monkeypat
         logging.getLogger("clayout").removeHandler(caplog.handler)
     lines = [r.getMessage() for r in caplog.records if ",compiler," in r.getMessage()]
     assert lines and "no_such_name" in lines[0]
+
+
+_GATED_SCRIPT = r"""
+import numpy as np, pyopencl as cl, clayout as cly
+engine = cly.Engine("opencl")
+stream = cly.Stream(engine)
+md = cly.MemoryDesc((8, 16), "f32")
+src = cly.Memory.from_numpy(md, engine, np.ones(md.dims, np.float32))
+for status in (-1, cl.command_execution_status.COMPLETE, -1):
+    dst = cly.Memory(cly.MemoryDesc(md.dims, "f32", tag="ba"), engine)
+    gate = cl.UserEvent(engine.context)
+    event = cly.Reorder(md, dst.md, engine=engine).execute(stream, src, dst, wait_for=[gate])
+    later = cly.Reorder(dst.md, md, engine=engine).execute(stream, dst, cly.Memory(md, engine))
+    gate.set_status(status)
+    stream.wait()
+    try:
+        dst.to_numpy()
+        print("read", event.command_execution_status, later.command_execution_status)
+    except cly.ExecutionError:
+        print("failed", event.command_execution_status < 0, later.command_execution_status < 0)
+"""
+
+
+def test_gated_reorders_never_hang_whether_the_gate_fails_or_not(cl_engine, tmp_path):
+    """In a process of its own, with a time limit: the watcher that settles
+    a gated reorder's event must end the wait of stream.wait() and reads."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "gated.py"
+    script.write_text(_GATED_SCRIPT)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split("\n")[:3] == ["failed True True", "read 0 0", "failed True True"]

@@ -178,17 +178,44 @@ def settle(event, doubt: list, context, caps=None, queue=None):
     # a user event when it fails, so they must not be freed before.
     marker = cl.enqueue_marker(queue, wait_for=[result]) if queue is not None else None
 
+    key = queue.int_ptr if queue is not None else None
+
     def finish():
         nonlocal marker
-        wait_in_python(events, caps)
-        status = failed_status(events)
-        result.set_status(status if status < 0 else _DONE)
-        marker = None
+        try:
+            wait_in_python(events, caps)
+            status = failed_status(events)
+            result.set_status(status if status < 0 else _DONE)
+        finally:
+            marker = None
+            with _SETTLING_LOCK:
+                waiting = _SETTLING.get(key)
+                if waiting is not None:
+                    waiting.discard(result)
+                    if not waiting:
+                        del _SETTLING[key]
 
     if queue is not None:
+        with _SETTLING_LOCK:
+            _SETTLING.setdefault(key, set()).add(result)
         queue.flush()  # the queue must reach ``event`` while the watcher waits
     _start_watcher(finish)
     return result
+
+
+# The settled events of each queue (by its address) not yet set: a queue's
+# finish() may return before them (PoCL ends a queue's wait early once a
+# command failed), so Stream.wait() waits for them too.
+_SETTLING: dict = {}
+_SETTLING_LOCK = threading.Lock()
+
+
+def wait_settled(queue, caps=None) -> None:
+    """Block until the events ``settle`` handed out for ``queue`` are set."""
+    with _SETTLING_LOCK:
+        pending = list(_SETTLING.get(queue.int_ptr, ()))
+    if pending:
+        wait_in_python(pending, caps)
 
 
 def run_after(inputs: list, enqueue, engine, queue):
