@@ -162,7 +162,7 @@ def tune_family(engine, family: str, quick: bool, repeats: int, say) -> dict | N
     trials = [(s, t) for s in strategies for t in candidates(s, quick)]
     say(f"{family} ({case.label}, {'x'.join(map(str, dims))}): {len(trials)} candidates ")
     timer = None
-    seen, results, failures, runs = {}, [], [], {}
+    seen, results, failures, runs = {}, [], [], {}  # seen: plan -> (ratio, run)
     for strategy, tuning in trials:
         trial = cly.Engine("opencl", context=engine.context)
         trial.profile = replace(base, strategy=strategy, tuning=tuning, tuned=(), forced=False)
@@ -170,7 +170,8 @@ def tune_family(engine, family: str, quick: bool, repeats: int, say) -> dict | N
             primitive = maker(trial)
             plan = getattr(primitive._implementation, "plan", None)
             if plan is not None and plan in seen:  # the same kernel: timed already
-                results.append((seen[plan], strategy, tuning))
+                ratio, runs[(strategy, tuning)] = seen[plan]
+                results.append((ratio, strategy, tuning))
                 say("=")
                 continue
             dst = cly.Memory(primitive.dst_md, engine)
@@ -194,7 +195,7 @@ def tune_family(engine, family: str, quick: bool, repeats: int, say) -> dict | N
             failures.append(f"{type(error).__name__}: {str(error).splitlines()[0][:200]}")
             continue
         if plan is not None:
-            seen[plan] = ratio
+            seen[plan] = ratio, run
         results.append((ratio, strategy, tuning))
         say(".")
     if failures:
@@ -205,8 +206,7 @@ def tune_family(engine, family: str, quick: bool, repeats: int, say) -> dict | N
     default = next((r for r, s, t in results if s == base.strategy and t == trials[0][1]), None)
     ratio, strategy, tuning = max(results, key=lambda r: r[0])
     default_run = runs.get((base.strategy, trials[0][1]))
-    best_run = runs.get((strategy, tuning)) or next(
-        (runs[(s, t)] for r, s, t in results if r == ratio and (s, t) in runs), None)
+    best_run = runs.get((strategy, tuning))
     if default is not None and ratio >= default * (1 + MARGIN) and best_run and default_run:
         # The winner of many noisy medians: measured again against the
         # defaults, in turns, before it replaces them.
