@@ -63,3 +63,35 @@ def test_kernels_sharing_helpers_build_as_one_program(cl_engine, monkeypatch):
     # Per shape: one data kernel (both extras share it), two compensation
     # kernels, three conversions.
     assert failed == [] and len(programs) == 1 and len(programs[0]) == 6 * 2
+
+
+def test_tiled_kernels_build_as_one_program(gpu_engine, monkeypatch):
+    """The GPU strategy's tiled transposes each define their local-memory
+    index function under the kernel's own name, so several build together
+    (a shared name made the batch fail and every kernel build alone)."""
+    programs, failed = [], []
+    real = build._build
+
+    def counting(engine, source, names):
+        programs.append(list(names))
+        try:
+            return real(engine, source, names)
+        except Exception:
+            failed.append(list(names))
+            raise
+
+    monkeypatch.setattr(build, "_build", counting)
+    cly.kernel_cache.clear()
+    shapes = [(2, 19, 5, n) for n in (7, 9)]
+    with build.batch_builds():
+        prims = [cly.Reorder(cly.MemoryDesc(s, "f32", tag="nchw"),
+                             cly.MemoryDesc(s, "f32", tag="nhwc"), engine=gpu_engine)
+                 for s in shapes]
+    assert all("tiled" in p.explain() for p in prims), prims[0].explain()
+    assert failed == [] and len(programs) == 1 and len(programs[0]) == 2
+    for shape, prim in zip(shapes, prims):
+        x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+        src = cly.Memory.from_numpy(prim.src_md, gpu_engine, x)
+        dst = cly.Memory(prim.dst_md, gpu_engine)
+        prim.execute(cly.Stream(gpu_engine), src, dst)
+        assert np.array_equal(dst.to_numpy(), x)

@@ -103,14 +103,16 @@ ${helper_functions()}
 // Where element k of the box lives in local memory: ${pad_by} spare
 // element${"s" if pad_by > 1 else ""} after every ${pad_every}, so that neither phase's lanes pile onto
 // one memory bank.
-inline uint tile_index(uint k)
+<% tile_index = f"{name}_tile_index" %>\
+// (Named after the kernel: a program may hold several tiled kernels.)
+inline uint ${tile_index}(uint k)
 {
     return k + k / ${pad_every}u${f" * {pad_by}u" if pad_by > 1 else ""};
 }
 __kernel void ${name}(__global const ${src_type} *restrict src,
         __global ${dst_type} *restrict dst${"".join(", " + declaration(a) for a in args.values())})
 {
-    // The box in ${"destination" if local_order == "dst" else "source"} order (see tile_index).
+    // The box in ${"destination" if local_order == "dst" else "source"} order (see ${tile_index}).
     __local ${src_type} tile[${local_elements}] __attribute__((aligned(16)));
     const uint lane = get_local_id(0);
     const uint lanes = get_local_size(0);
@@ -163,9 +165,9 @@ ${indent(capture(walk, read), 8)}\
         loaded = f"vload{read.vec}(0, src + s_off)"
 %>\
 % if read.vec == 1:
-        tile[tile_index(k)] = src[s_off];
+        tile[${tile_index}(k)] = src[s_off];
 % elif read.contiguous:
-        *(__local ${src_type}${read.vec} *)(tile + tile_index(k)) = ${loaded};
+        *(__local ${src_type}${read.vec} *)(tile + ${tile_index}(k)) = ${loaded};
 % elif read.rotate:
 ${indent(capture(turns, read.vec), 8)}\
         // Stored from element turn on, so that neighbouring lanes, which
@@ -173,12 +175,12 @@ ${indent(capture(turns, read.vec), 8)}\
         ${src_type}${read.vec} u = ${loaded};
 ${indent(capture(turn_vector, "u", read.vec, True), 8)}\
 %   for n in range(read.vec):
-        tile[tile_index(${read.places[n]})] = u.s${n};
+        tile[${tile_index}(${read.places[n]})] = u.s${n};
 %   endfor
 % else:
         const ${src_type}${read.vec} v = ${loaded};
 %   for n in range(read.vec):
-        tile[tile_index(${read.places[n]})] = v.s${"0123456789abcdef"[n]};
+        tile[${tile_index}(${read.places[n]})] = v.s${"0123456789abcdef"[n]};
 %   endfor
 % endif
     }
@@ -195,7 +197,7 @@ ${indent(capture(zeros, write.vec), 12)}\
         }
 % endif
 % if write.contiguous or write.vec == 1:
-        const uint t = tile_index(${write.local});
+        const uint t = ${tile_index}(${write.local});
 ${indent(capture(write_value, write.vec, "tile", "__local", f"*(__local {src_type}{write.vec} *)(tile + t)"), 8)}\
 % else:
         // The vector's elements, gathered from local memory${", from element turn on (see the read phase)" if write.rotate else ""}.
@@ -206,16 +208,16 @@ ${indent(capture(turns, write.vec), 8)}\
 %   endif
         ${src_type} g[${write.vec}];
 %   for n in range(write.vec):
-        g[${n}] = tile[tile_index(${write.places[n]})];
+        g[${n}] = tile[${tile_index}(${write.places[n]})];
 %   endfor
 %   if write.rotate and not (bit_copy or saturate_only or src_dt in ("f32", "f64", "s32", "s8", "u8")):
-${indent(capture(write_value, write.vec, "g", "__private", None, [f"tile_index({p})" for p in write.places], True), 8)}\
+${indent(capture(write_value, write.vec, "g", "__private", None, [f"{tile_index}({p})" for p in write.places], True), 8)}\
 %   elif write.rotate:
         ${src_type}${write.vec} gathered = (${src_type}${write.vec})(${", ".join(f"g[{n}]" for n in range(write.vec))});
 ${indent(capture(turn_vector, "gathered", write.vec, False), 8)}\
 ${indent(capture(write_value, write.vec, "g", "__private", "gathered"), 8)}\
 %   else:
-${indent(capture(write_value, write.vec, "g", "__private", f"({src_type}{write.vec})({', '.join(f'g[{n}]' for n in range(write.vec))})", [f"tile_index({p})" for p in write.places]), 8)}\
+${indent(capture(write_value, write.vec, "g", "__private", f"({src_type}{write.vec})({', '.join(f'g[{n}]' for n in range(write.vec))})", [f"{tile_index}({p})" for p in write.places]), 8)}\
 %   endif
 % endif
     }

@@ -9,14 +9,15 @@
 // Where element k of the box lives in local memory: 8 spare
 // elements after every 512, so that neither phase's lanes pile onto
 // one memory bank.
-inline uint tile_index(uint k)
+// (Named after the kernel: a program may hold several tiled kernels.)
+inline uint reorder_bf16_acdb_to_bf16_abcd_tile_index(uint k)
 {
     return k + k / 512u * 8u;
 }
 __kernel void reorder_bf16_acdb_to_bf16_abcd(__global const ushort *restrict src,
         __global ushort *restrict dst)
 {
-    // The box in destination order (see tile_index).
+    // The box in destination order (see reorder_bf16_acdb_to_bf16_abcd_tile_index).
     __local ushort tile[4152] __attribute__((aligned(16)));
     const uint lane = get_local_id(0);
     const uint lanes = get_local_size(0);
@@ -42,14 +43,14 @@ __kernel void reorder_bf16_acdb_to_bf16_abcd(__global const ushort *restrict src
         const uint s_off = a0 * 802816u + a1 + a2 * 256u;
         const uint k = j1 * 64u + j2;
         const ushort8 v = *(__global const ushort8 *)(src + s_off);
-        tile[tile_index(k)] = v.s0;
-        tile[tile_index(k + 1u * 64u)] = v.s1;
-        tile[tile_index(k + 2u * 64u)] = v.s2;
-        tile[tile_index(k + 3u * 64u)] = v.s3;
-        tile[tile_index(k + 4u * 64u)] = v.s4;
-        tile[tile_index(k + 5u * 64u)] = v.s5;
-        tile[tile_index(k + 6u * 64u)] = v.s6;
-        tile[tile_index(k + 7u * 64u)] = v.s7;
+        tile[reorder_bf16_acdb_to_bf16_abcd_tile_index(k)] = v.s0;
+        tile[reorder_bf16_acdb_to_bf16_abcd_tile_index(k + 1u * 64u)] = v.s1;
+        tile[reorder_bf16_acdb_to_bf16_abcd_tile_index(k + 2u * 64u)] = v.s2;
+        tile[reorder_bf16_acdb_to_bf16_abcd_tile_index(k + 3u * 64u)] = v.s3;
+        tile[reorder_bf16_acdb_to_bf16_abcd_tile_index(k + 4u * 64u)] = v.s4;
+        tile[reorder_bf16_acdb_to_bf16_abcd_tile_index(k + 5u * 64u)] = v.s5;
+        tile[reorder_bf16_acdb_to_bf16_abcd_tile_index(k + 6u * 64u)] = v.s6;
+        tile[reorder_bf16_acdb_to_bf16_abcd_tile_index(k + 7u * 64u)] = v.s7;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -63,7 +64,7 @@ __kernel void reorder_bf16_acdb_to_bf16_abcd(__global const ushort *restrict src
         const uint a1 = a1_0 + j1;
         const uint a2 = a2_0 + j2;
         const uint d_off = a0 * 802816u + a1 * 3136u + a2;
-        const uint t = tile_index(j2 + j1 * 64u);
+        const uint t = reorder_bf16_acdb_to_bf16_abcd_tile_index(j2 + j1 * 64u);
         const ushort8 v = *(__local ushort8 *)(tile + t);
         *(__global ushort8 *)(dst + d_off) = v;
     }

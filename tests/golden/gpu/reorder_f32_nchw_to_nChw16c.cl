@@ -9,14 +9,15 @@
 // Where element k of the box lives in local memory: 8 spare
 // elements after every 256, so that neither phase's lanes pile onto
 // one memory bank.
-inline uint tile_index(uint k)
+// (Named after the kernel: a program may hold several tiled kernels.)
+inline uint reorder_f32_abcd_to_f32_aBcd16b_tile_index(uint k)
 {
     return k + k / 256u * 8u;
 }
 __kernel void reorder_f32_abcd_to_f32_aBcd16b(__global const float *restrict src,
         __global float *restrict dst)
 {
-    // The box in source order (see tile_index).
+    // The box in source order (see reorder_f32_abcd_to_f32_aBcd16b_tile_index).
     __local float tile[1048] __attribute__((aligned(16)));
     const uint lane = get_local_id(0);
     const uint lanes = get_local_size(0);
@@ -39,7 +40,7 @@ __kernel void reorder_f32_abcd_to_f32_aBcd16b(__global const float *restrict src
         const uint a2 = j2;
         const uint s_off = a0 * 50176u + a1 + a2 * 3136u;
         const uint k = j1 + j2 * 64u;
-        *(__local float4 *)(tile + tile_index(k)) = *(__global const float4 *)(src + s_off);
+        *(__local float4 *)(tile + reorder_f32_abcd_to_f32_aBcd16b_tile_index(k)) = *(__global const float4 *)(src + s_off);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -57,10 +58,10 @@ __kernel void reorder_f32_abcd_to_f32_aBcd16b(__global const float *restrict src
         const uint k = j2 * 64u + j1;
         const uint t = 0;
         float g[4];
-        g[0] = tile[tile_index(k)];
-        g[1] = tile[tile_index(k + 1u * 64u)];
-        g[2] = tile[tile_index(k + 2u * 64u)];
-        g[3] = tile[tile_index(k + 3u * 64u)];
+        g[0] = tile[reorder_f32_abcd_to_f32_aBcd16b_tile_index(k)];
+        g[1] = tile[reorder_f32_abcd_to_f32_aBcd16b_tile_index(k + 1u * 64u)];
+        g[2] = tile[reorder_f32_abcd_to_f32_aBcd16b_tile_index(k + 2u * 64u)];
+        g[3] = tile[reorder_f32_abcd_to_f32_aBcd16b_tile_index(k + 3u * 64u)];
         const float4 v = (float4)(g[0], g[1], g[2], g[3]);
         vstore4(v, 0, dst + d_off);
     }

@@ -9,14 +9,15 @@
 // Where element k of the box lives in local memory: 4 spare
 // elements after every 128, so that neither phase's lanes pile onto
 // one memory bank.
-inline uint tile_index(uint k)
+// (Named after the kernel: a program may hold several tiled kernels.)
+inline uint reorder_f32_abcd_to_f32_acdb_tile_index(uint k)
 {
     return k + k / 128u * 4u;
 }
 __kernel void reorder_f32_abcd_to_f32_acdb(__global const float *restrict src,
         __global float *restrict dst)
 {
-    // The box in destination order (see tile_index).
+    // The box in destination order (see reorder_f32_abcd_to_f32_acdb_tile_index).
     __local float tile[1052] __attribute__((aligned(16)));
     const uint lane = get_local_id(0);
     const uint lanes = get_local_size(0);
@@ -42,10 +43,10 @@ __kernel void reorder_f32_abcd_to_f32_acdb(__global const float *restrict src,
         const uint s_off = a0 * 802816u + a1 + a2 * 3136u;
         const uint k = j1 * 32u + j2;
         const float4 v = *(__global const float4 *)(src + s_off);
-        tile[tile_index(k)] = v.s0;
-        tile[tile_index(k + 1u * 32u)] = v.s1;
-        tile[tile_index(k + 2u * 32u)] = v.s2;
-        tile[tile_index(k + 3u * 32u)] = v.s3;
+        tile[reorder_f32_abcd_to_f32_acdb_tile_index(k)] = v.s0;
+        tile[reorder_f32_abcd_to_f32_acdb_tile_index(k + 1u * 32u)] = v.s1;
+        tile[reorder_f32_abcd_to_f32_acdb_tile_index(k + 2u * 32u)] = v.s2;
+        tile[reorder_f32_abcd_to_f32_acdb_tile_index(k + 3u * 32u)] = v.s3;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -59,7 +60,7 @@ __kernel void reorder_f32_abcd_to_f32_acdb(__global const float *restrict src,
         const uint a1 = a1_0 + j1;
         const uint a2 = a2_0 + j2;
         const uint d_off = a0 * 802816u + a1 * 256u + a2;
-        const uint t = tile_index(j2 + j1 * 32u);
+        const uint t = reorder_f32_abcd_to_f32_acdb_tile_index(j2 + j1 * 32u);
         const float4 v = *(__local float4 *)(tile + t);
         *(__global float4 *)(dst + d_off) = v;
     }

@@ -9,14 +9,15 @@
 // Where element k of the box lives in local memory: 4 spare
 // elements after every 1024, so that neither phase's lanes pile onto
 // one memory bank.
-inline uint tile_index(uint k)
+// (Named after the kernel: a program may hold several tiled kernels.)
+inline uint reorder_f32_abcd_to_s8_aBcd16b_tile_index(uint k)
 {
     return k + k / 1024u * 4u;
 }
 __kernel void reorder_f32_abcd_to_s8_aBcd16b(__global const float *restrict src,
         __global char *restrict dst, __global const float *restrict src_scales)
 {
-    // The box in source order (see tile_index).
+    // The box in source order (see reorder_f32_abcd_to_s8_aBcd16b_tile_index).
     __local float tile[1024] __attribute__((aligned(16)));
     const uint lane = get_local_id(0);
     const uint lanes = get_local_size(0);
@@ -42,7 +43,7 @@ __kernel void reorder_f32_abcd_to_s8_aBcd16b(__global const float *restrict src,
         const uint i1 = a1 * 16u + a3;
         const uint s_off = a0 * 802816u + a2 + i1 * 3136u;
         const uint k = j2 + j3 * 64u;
-        *(__local float4 *)(tile + tile_index(k)) = *(__global const float4 *)(src + s_off);
+        *(__local float4 *)(tile + reorder_f32_abcd_to_s8_aBcd16b_tile_index(k)) = *(__global const float4 *)(src + s_off);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -61,22 +62,22 @@ __kernel void reorder_f32_abcd_to_s8_aBcd16b(__global const float *restrict src,
         const uint k = j3 * 64u + j2;
         const uint t = 0;
         float g[16];
-        g[0] = tile[tile_index(k)];
-        g[1] = tile[tile_index(k + 1u * 64u)];
-        g[2] = tile[tile_index(k + 2u * 64u)];
-        g[3] = tile[tile_index(k + 3u * 64u)];
-        g[4] = tile[tile_index(k + 4u * 64u)];
-        g[5] = tile[tile_index(k + 5u * 64u)];
-        g[6] = tile[tile_index(k + 6u * 64u)];
-        g[7] = tile[tile_index(k + 7u * 64u)];
-        g[8] = tile[tile_index(k + 8u * 64u)];
-        g[9] = tile[tile_index(k + 9u * 64u)];
-        g[10] = tile[tile_index(k + 10u * 64u)];
-        g[11] = tile[tile_index(k + 11u * 64u)];
-        g[12] = tile[tile_index(k + 12u * 64u)];
-        g[13] = tile[tile_index(k + 13u * 64u)];
-        g[14] = tile[tile_index(k + 14u * 64u)];
-        g[15] = tile[tile_index(k + 15u * 64u)];
+        g[0] = tile[reorder_f32_abcd_to_s8_aBcd16b_tile_index(k)];
+        g[1] = tile[reorder_f32_abcd_to_s8_aBcd16b_tile_index(k + 1u * 64u)];
+        g[2] = tile[reorder_f32_abcd_to_s8_aBcd16b_tile_index(k + 2u * 64u)];
+        g[3] = tile[reorder_f32_abcd_to_s8_aBcd16b_tile_index(k + 3u * 64u)];
+        g[4] = tile[reorder_f32_abcd_to_s8_aBcd16b_tile_index(k + 4u * 64u)];
+        g[5] = tile[reorder_f32_abcd_to_s8_aBcd16b_tile_index(k + 5u * 64u)];
+        g[6] = tile[reorder_f32_abcd_to_s8_aBcd16b_tile_index(k + 6u * 64u)];
+        g[7] = tile[reorder_f32_abcd_to_s8_aBcd16b_tile_index(k + 7u * 64u)];
+        g[8] = tile[reorder_f32_abcd_to_s8_aBcd16b_tile_index(k + 8u * 64u)];
+        g[9] = tile[reorder_f32_abcd_to_s8_aBcd16b_tile_index(k + 9u * 64u)];
+        g[10] = tile[reorder_f32_abcd_to_s8_aBcd16b_tile_index(k + 10u * 64u)];
+        g[11] = tile[reorder_f32_abcd_to_s8_aBcd16b_tile_index(k + 11u * 64u)];
+        g[12] = tile[reorder_f32_abcd_to_s8_aBcd16b_tile_index(k + 12u * 64u)];
+        g[13] = tile[reorder_f32_abcd_to_s8_aBcd16b_tile_index(k + 13u * 64u)];
+        g[14] = tile[reorder_f32_abcd_to_s8_aBcd16b_tile_index(k + 14u * 64u)];
+        g[15] = tile[reorder_f32_abcd_to_s8_aBcd16b_tile_index(k + 15u * 64u)];
         float16 x = (float16)(g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15]);
         x = vload16(0, src_scales + i1) * x;
         vstore16(convert_char16(as_int16(clamp(select(x, (float16)0, isnan(x)), -128.0f, 127.0f) + 12582912.0f) - 0x4b400000), 0, dst + d_off);

@@ -9,14 +9,15 @@
 // Where element k of the box lives in local memory: 8 spare
 // elements after every 288, so that neither phase's lanes pile onto
 // one memory bank.
-inline uint tile_index(uint k)
+// (Named after the kernel: a program may hold several tiled kernels.)
+inline uint reorder_f32_abcd_to_f32_ABcd4b16a4b_tile_index(uint k)
 {
     return k + k / 288u * 8u;
 }
 __kernel void reorder_f32_abcd_to_f32_ABcd4b16a4b(__global const float *restrict src,
         __global float *restrict dst)
 {
-    // The box in source order (see tile_index).
+    // The box in source order (see reorder_f32_abcd_to_f32_ABcd4b16a4b_tile_index).
     __local float tile[1176] __attribute__((aligned(16)));
     const uint lane = get_local_id(0);
     const uint lanes = get_local_size(0);
@@ -45,7 +46,7 @@ __kernel void reorder_f32_abcd_to_f32_ABcd4b16a4b(__global const float *restrict
         const uint a5 = j5;
         const uint s_off = a0 * 36864u + a1 * 144u + a2 + a3 * 36u + a4 * 2304u + a5 * 9u;
         const uint k = j2 + j5 * 9u + j3 * 36u + j4 * 144u;
-        *(__local float4 *)(tile + tile_index(k)) = *(__global const float4 *)(src + s_off);
+        *(__local float4 *)(tile + reorder_f32_abcd_to_f32_ABcd4b16a4b_tile_index(k)) = *(__global const float4 *)(src + s_off);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -72,10 +73,10 @@ __kernel void reorder_f32_abcd_to_f32_ABcd4b16a4b(__global const float *restrict
         const uint m2 = (turn + 2u) % 4u;
         const uint m3 = (turn + 3u) % 4u;
         float g[4];
-        g[0] = tile[tile_index(k + m0 * 9u)];
-        g[1] = tile[tile_index(k + m1 * 9u)];
-        g[2] = tile[tile_index(k + m2 * 9u)];
-        g[3] = tile[tile_index(k + m3 * 9u)];
+        g[0] = tile[reorder_f32_abcd_to_f32_ABcd4b16a4b_tile_index(k + m0 * 9u)];
+        g[1] = tile[reorder_f32_abcd_to_f32_ABcd4b16a4b_tile_index(k + m1 * 9u)];
+        g[2] = tile[reorder_f32_abcd_to_f32_ABcd4b16a4b_tile_index(k + m2 * 9u)];
+        g[3] = tile[reorder_f32_abcd_to_f32_ABcd4b16a4b_tile_index(k + m3 * 9u)];
         float4 gathered = (float4)(g[0], g[1], g[2], g[3]);
         gathered = (turn & 1u) ? gathered.s3012 : gathered;
         gathered = (turn & 2u) ? gathered.s2301 : gathered;

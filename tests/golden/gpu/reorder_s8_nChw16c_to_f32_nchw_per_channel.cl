@@ -9,14 +9,15 @@
 // Where element k of the box lives in local memory: 16 spare
 // elements after every 8, so that neither phase's lanes pile onto
 // one memory bank.
-inline uint tile_index(uint k)
+// (Named after the kernel: a program may hold several tiled kernels.)
+inline uint reorder_s8_aBcd16b_to_f32_abcd_tile_index(uint k)
 {
     return k + k / 8u * 16u;
 }
 __kernel void reorder_s8_aBcd16b_to_f32_abcd(__global const char *restrict src,
         __global float *restrict dst, __global const float *restrict src_scales)
 {
-    // The box in destination order (see tile_index).
+    // The box in destination order (see reorder_s8_aBcd16b_to_f32_abcd_tile_index).
     __local char tile[3056] __attribute__((aligned(16)));
     const uint lane = get_local_id(0);
     const uint lanes = get_local_size(0);
@@ -51,22 +52,22 @@ __kernel void reorder_s8_aBcd16b_to_f32_abcd(__global const char *restrict src,
         const uint s_off = a0 * 802816u + a3 * 16u + (i1 / 16u) * 50176u + i1 % 16u;
         const uint k = j2 * 64u + j3;
         const char16 v = *(__global const char16 *)(src + s_off);
-        tile[tile_index(k)] = v.s0;
-        tile[tile_index(k + 1u * 64u)] = v.s1;
-        tile[tile_index(k + 2u * 64u)] = v.s2;
-        tile[tile_index(k + 3u * 64u)] = v.s3;
-        tile[tile_index(k + 4u * 64u)] = v.s4;
-        tile[tile_index(k + 5u * 64u)] = v.s5;
-        tile[tile_index(k + 6u * 64u)] = v.s6;
-        tile[tile_index(k + 7u * 64u)] = v.s7;
-        tile[tile_index(k + 8u * 64u)] = v.s8;
-        tile[tile_index(k + 9u * 64u)] = v.s9;
-        tile[tile_index(k + 10u * 64u)] = v.sa;
-        tile[tile_index(k + 11u * 64u)] = v.sb;
-        tile[tile_index(k + 12u * 64u)] = v.sc;
-        tile[tile_index(k + 13u * 64u)] = v.sd;
-        tile[tile_index(k + 14u * 64u)] = v.se;
-        tile[tile_index(k + 15u * 64u)] = v.sf;
+        tile[reorder_s8_aBcd16b_to_f32_abcd_tile_index(k)] = v.s0;
+        tile[reorder_s8_aBcd16b_to_f32_abcd_tile_index(k + 1u * 64u)] = v.s1;
+        tile[reorder_s8_aBcd16b_to_f32_abcd_tile_index(k + 2u * 64u)] = v.s2;
+        tile[reorder_s8_aBcd16b_to_f32_abcd_tile_index(k + 3u * 64u)] = v.s3;
+        tile[reorder_s8_aBcd16b_to_f32_abcd_tile_index(k + 4u * 64u)] = v.s4;
+        tile[reorder_s8_aBcd16b_to_f32_abcd_tile_index(k + 5u * 64u)] = v.s5;
+        tile[reorder_s8_aBcd16b_to_f32_abcd_tile_index(k + 6u * 64u)] = v.s6;
+        tile[reorder_s8_aBcd16b_to_f32_abcd_tile_index(k + 7u * 64u)] = v.s7;
+        tile[reorder_s8_aBcd16b_to_f32_abcd_tile_index(k + 8u * 64u)] = v.s8;
+        tile[reorder_s8_aBcd16b_to_f32_abcd_tile_index(k + 9u * 64u)] = v.s9;
+        tile[reorder_s8_aBcd16b_to_f32_abcd_tile_index(k + 10u * 64u)] = v.sa;
+        tile[reorder_s8_aBcd16b_to_f32_abcd_tile_index(k + 11u * 64u)] = v.sb;
+        tile[reorder_s8_aBcd16b_to_f32_abcd_tile_index(k + 12u * 64u)] = v.sc;
+        tile[reorder_s8_aBcd16b_to_f32_abcd_tile_index(k + 13u * 64u)] = v.sd;
+        tile[reorder_s8_aBcd16b_to_f32_abcd_tile_index(k + 14u * 64u)] = v.se;
+        tile[reorder_s8_aBcd16b_to_f32_abcd_tile_index(k + 15u * 64u)] = v.sf;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -81,7 +82,7 @@ __kernel void reorder_s8_aBcd16b_to_f32_abcd(__global const char *restrict src,
         const uint a3 = a3_0 + j3;
         const uint i1 = a1 * 16u + a2;
         const uint d_off = a0 * 802816u + a1 * 50176u + a2 * 3136u + a3;
-        const uint t = tile_index(j3 + j2 * 64u);
+        const uint t = reorder_s8_aBcd16b_to_f32_abcd_tile_index(j3 + j2 * 64u);
         float4 x = convert_float4(*(__local char4 *)(tile + t));
         x = (float)src_scales_box[j2] * x;
         *(__global float4 *)(dst + d_off) = x;

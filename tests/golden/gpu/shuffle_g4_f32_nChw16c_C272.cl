@@ -9,14 +9,15 @@
 // Where element k of the box lives in local memory: 16 spare
 // elements after every 8, so that neither phase's lanes pile onto
 // one memory bank.
-inline uint tile_index(uint k)
+// (Named after the kernel: a program may hold several tiled kernels.)
+inline uint shuffle_g4_f32_aBcd16b_tile_index(uint k)
 {
     return k + k / 8u * 16u;
 }
 __kernel void shuffle_g4_f32_aBcd16b(__global const float *restrict src,
         __global float *restrict dst)
 {
-    // The box in destination order (see tile_index).
+    // The box in destination order (see shuffle_g4_f32_aBcd16b_tile_index).
     __local float tile[3248] __attribute__((aligned(16)));
     const uint lane = get_local_id(0);
     const uint lanes = get_local_size(0);
@@ -38,7 +39,7 @@ __kernel void shuffle_g4_f32_aBcd16b(__global const float *restrict src,
         const uint c1 = (i1 % 4u) * 68u + i1 / 4u;
         const uint s_off = a1 * 16u + (i1 / 16u) * 50176u + i1 % 16u;
         const uint k = (c1 % 16u) + j1 * 16u + (c1 / 16u % 17u) * 64u;
-        tile[tile_index(k)] = src[s_off];
+        tile[shuffle_g4_f32_aBcd16b_tile_index(k)] = src[s_off];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -55,7 +56,7 @@ __kernel void shuffle_g4_f32_aBcd16b(__global const float *restrict src,
         const uint a2 = j2;
         const uint i1 = a0 * 16u + a2;
         const uint d_off = a0 * 50176u + a1 * 16u + a2;
-        const uint t = tile_index(j2 + j1 * 16u + j0 * 64u);
+        const uint t = shuffle_g4_f32_aBcd16b_tile_index(j2 + j1 * 16u + j0 * 64u);
         const float4 v = *(__local float4 *)(tile + t);
         *(__global float4 *)(dst + d_off) = v;
     }
