@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY      = $(VENV)/bin/python
 
-.PHONY: demo test bench weights opencl intel-opencl info clean ptx gpusim
+.PHONY: demo test bench weights opencl intel-opencl sycl spirv-tools info clean ptx gpusim
 
 demo: opencl
 	$(PY) examples/quickstart.py
@@ -14,13 +14,23 @@ demo: opencl
 # strategy (CPU kernels) and then, for the reorder, shuffle and benchdnn
 # tests, with the GPU kernels forced (tiled transposes, striped vectors), so
 # both families stay exact; then all of it on Intel's OpenCL CPU runtime
-# (another compiler and runtime: nothing may rest on one driver's habits).
+# (another compiler and runtime: nothing may rest on one driver's habits);
+# last, the reorder, shuffle, quantization and benchdnn tests on the SYCL
+# engine (dpctl) over Intel's runtime, whose device engine is then SYCL.
 GPU_STRATEGY_TESTS = tests/test_reorder_*.py tests/test_shuffle.py tests/test_benchdnn.py
+SYCL_TESTS = tests/test_reorder_types.py tests/test_reorder_layouts.py \
+  tests/test_reorder_attributes.py tests/test_reorder_gpu_shapes.py \
+  tests/test_reorder_property.py tests/test_reorder_special_values.py \
+  tests/test_reorder_nibbles.py tests/test_reorder_api.py tests/test_shuffle.py \
+  tests/test_grouped_quant.py tests/test_packed_types.py tests/test_small_types.py \
+  tests/test_compensation.py tests/test_runtime_dims.py tests/test_sycl.py \
+  tests/test_benchdnn.py::test_onednn_batch_files_pass
 
-test: opencl intel-opencl
+test: opencl intel-opencl sycl spirv-tools
 	CLAYOUT_TEST_PLATFORM=pocl $(PY) -m pytest -q
 	CLAYOUT_TEST_PLATFORM=pocl CLAYOUT_STRATEGY=gpu $(PY) -m pytest -q $(GPU_STRATEGY_TESTS)
 	CLAYOUT_TEST_PLATFORM=intel $(PY) -m pytest -q
+	CLAYOUT_TEST_PLATFORM=sycl $(PY) -m pytest -q $(SYCL_TESTS)
 
 # Intel's OpenCL CPU runtime from PyPI into the virtual environment, and the
 # ICD folders that pick PoCL, Intel's runtime or both (OCL_ICD_VENDORS).
@@ -28,6 +38,19 @@ ICD_FOLDERS = $(VENV)/etc/OpenCL/clayout
 
 intel-opencl: opencl
 	@bash scripts/ensure_intel_opencl.sh $(PY)
+
+# The SYCL engine's extra (dpctl) and Intel's SYCL runtime, of the same
+# release as the OpenCL runtime above.
+sycl: intel-opencl $(VENV)/sycl-installed
+
+$(VENV)/sycl-installed: $(VENV)/installed
+	$(PY) -m pip install -q -e '.[sycl]' 'intel-sycl-rt==2026.*'
+	touch $@
+
+# clang-15 and llvm-spirv-15 (Debian): the SYCL engine builds SPIR-V with
+# them for Level Zero queues; the tests build it for Intel's CPU runtime.
+spirv-tools:
+	@bash scripts/ensure_spirv_tools.sh
 
 # What clayout sees on both implementations.
 info: opencl intel-opencl

@@ -111,10 +111,9 @@ def creation_rows(engine, count: int) -> list[dict]:
         rows.append({"case": "reorder ... (values at execute)", "note": why})
     if engine.is_opencl:
         # Part of a creation with values: their device buffer.
-        from clayout.gpu.build import upload
         values = _scales()
         rows.append(_row("creation", "  of which: upload of 64 float scales (device buffer)",
-                         _median_us(lambda: upload(engine, values), count), "us"))
+                         _median_us(lambda: engine.backend.upload(values), count), "us"))
     return rows
 
 

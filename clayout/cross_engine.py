@@ -1,6 +1,6 @@
-"""Cross-engine reorder: the source on the host and the destination on an
-OpenCL engine (``cpu2gpu``), or back (``gpu2cpu``), in one primitive, as
-oneDNN's reorder between a CPU and a GPU engine.
+"""Cross-engine reorder: the source on the host and the destination on a
+device engine, OpenCL or SYCL (``cpu2gpu``), or back (``gpu2cpu``), in one
+primitive, as oneDNN's reorder between a CPU and a GPU engine.
 
 A cross-engine Reorder runs one of these (``impl`` names it):
 
@@ -8,7 +8,7 @@ A cross-engine Reorder runs one of these (``impl`` names it):
   padding (dst's is written 0, never copied from src's), and dst's bytes
   are all its own: the bytes of the tensor's span move once.
 - ``upload+<device implementation>``: the host bytes go into a device staging
-  buffer of src's layout, and the implementation the OpenCL engine chooses
+  buffer of src's layout, and the implementation the device engine chooses
   for the reorder (``implementations.choose``) converts into dst;
   ``<device implementation>+download``: it converts into a staging buffer of
   dst's layout, whose bytes then come down.
@@ -22,10 +22,11 @@ no gaps, no byte shared with another tensor) and no sum needs dst's old
 values; a download into a host dst with gaps goes through a scratch array
 and writes dst's elements one by one.
 
-Every variant is a short host job on a worker thread (wait for the inputs,
-blocking copies on the engine's host queue, NumPy where the host converts)
-between markers on the caller's queue, before or after the device's part:
-``execute`` never blocks. A host memory remembers the device commands that
+Every variant is a short host job (wait for the inputs, blocking copies on
+the engine's host queue, NumPy where the host converts) ordered with the
+caller's queue by the device engine's backend (``host_job``): on OpenCL a
+worker thread between markers, so ``execute`` never blocks; on SYCL, which
+has no user events, the caller runs it once its inputs are ready. A host memory remembers the device commands that
 read it (uploads) and write it (downloads), so clayout's later reads and
 writes of it wait for them (``Memory._host_events``). No non-blocking
 pyopencl copy is made: its event, dropped before it completes, waits in its
@@ -35,28 +36,21 @@ it).
 from __future__ import annotations
 
 import os
-import threading
 import time
-import traceback
-import warnings
 
 import numpy as np
 
 from . import verbose
 from .compensation import data_problem, write_host
-from .engine import Engine, Stream, as_engine, as_stream, check_wait_for, cl, default_engine
+from .engine import (RUNTIME_NAMES, Engine, Stream, as_engine, as_stream, check_wait_for,
+                     default_engine)
 from .errors import InvalidArgumentError, UnimplementedError
 from .host import reorder as host_reorder
 from .host.layout import fills_span, to_byte_span
-from .implementations import HostFallback, choose
+from .implementations import PREFIX, HostFallback, choose
 from .memory import Memory, _allocate, _need
 from .memory_desc import element_span
 from .problem import Problem
-
-try:
-    from .gpu.events import run_after
-except ImportError:  # no pyopencl: no cross-engine reorder either
-    run_after = None
 
 #: CLAYOUT_CROSS_CONVERT=device|host makes the device or the host convert
 #: wherever both may, bit copies included (for measuring and testing every
@@ -69,8 +63,8 @@ def engines_of(engine, src_engine, dst_engine) -> tuple[Engine, Engine]:
     ``engine``, else ``default_engine()``.
 
     Raises InvalidArgumentError when ``engine`` is given with a src or dst
-    engine that is another engine, and UnimplementedError for two OpenCL
-    engines of different contexts (go through a host memory).
+    engine that is another engine, and UnimplementedError for two device
+    engines of different contexts or runtimes (go through a host memory).
     """
     if src_engine is None and dst_engine is None:
         return (as_engine(engine),) * 2 if engine is not None else (default_engine(),) * 2
@@ -87,10 +81,17 @@ def engines_of(engine, src_engine, dst_engine) -> tuple[Engine, Engine]:
     # A side not given is ``engine`` (then both are), else the default engine.
     src, dst = (side if side is not None else engine if engine is not None else default_engine()
                 for side in sides)
-    if src != dst and src.is_opencl and dst.is_opencl:
+    if src != dst and src.is_device and dst.is_device:
+        if src.kind != dst.kind:
+            why = ("a reorder between a SYCL and an OpenCL engine is not implemented: "
+                   "dpctl does not expose the OpenCL context under a SYCL queue, so the "
+                   "two cannot share memory")
+        else:
+            runtime = RUNTIME_NAMES[src.kind]
+            why = (f"a reorder between two {runtime} engines of different contexts or "
+                   f"devices is not implemented")
         raise UnimplementedError(
-            f"reorder from {src.describe()} to {dst.describe()}: a reorder between two "
-            f"OpenCL engines of different contexts is not implemented; reorder into a "
+            f"reorder from {src.describe()} to {dst.describe()}: {why}; reorder into a "
             f"host memory (dst_engine=Engine('host')), then from it to the other engine")
     return src, dst
 
@@ -119,14 +120,12 @@ def _convert_on_host(problem, src_bytes, src_base, dst_bytes, dst_base):
 
 
 def _to_device(engine, buffer, first: int, data: np.ndarray):
-    if data.size:
-        cl.enqueue_copy(engine.host_queue, buffer, data, dst_offset=first, is_blocking=True)
+    engine.backend.write(engine.host_queue, buffer, first, data)
 
 
 def _from_device(engine, buffer, first: int, end: int) -> np.ndarray:
     out = np.empty(end - first, dtype=np.uint8)
-    if end > first:
-        cl.enqueue_copy(engine.host_queue, out, buffer, src_offset=first, is_blocking=True)
+    engine.backend.read(engine.host_queue, buffer, first, out)
     return out
 
 
@@ -138,8 +137,8 @@ class CrossEngine:
     def __init__(self, problem: Problem, src_engine: Engine, dst_engine: Engine):
         self.problem = problem
         self.src_engine, self.dst_engine = src_engine, dst_engine
-        self.uploads = dst_engine.is_opencl
-        self.engine = dst_engine if self.uploads else src_engine  # the OpenCL side
+        self.uploads = dst_engine.is_device
+        self.engine = dst_engine if self.uploads else src_engine  # the device side
         self.direction = "cpu2gpu" if self.uploads else "gpu2cpu"
         self.kind = f"{src_engine.kind}2{dst_engine.kind}"  # verbose's engine column
         self.device = None  # the device implementation, where the device converts
@@ -149,7 +148,7 @@ class CrossEngine:
     # -- choosing -------------------------------------------------------------------
 
     def _name(self, variant: str, short: bool = True) -> str:
-        device = "ocl" if self.device is None else (
+        device = PREFIX[self.engine.kind] if self.device is None else (
             self.device.impl if short else self.device.describe())
         text = {"none": "none (zero elements)",
                 "copy": "upload" if self.uploads else "download",
@@ -244,7 +243,7 @@ class CrossEngine:
         return self._name(self.variant, short=False)
 
     def report(self) -> str:
-        """For a device conversion, how the OpenCL engine's implementation
+        """For a device conversion, how the device engine's implementation
         list chose and what its kernel does."""
         if self.variant != "device":
             return ""
@@ -268,10 +267,11 @@ class CrossEngine:
 
     def run(self, primitive, stream, src, dst, wait_for):
         """Execute for ``primitive`` (see Reorder.execute)."""
-        if isinstance(stream, Stream) and not stream.engine.is_opencl:
+        if isinstance(stream, Stream) and not stream.engine.is_device:
             raise InvalidArgumentError(
                 f"stream {stream!r}: a cross-engine reorder ({self.direction}) runs on a "
-                f"stream of its OpenCL engine, {self.engine.describe()}")
+                f"stream of its {RUNTIME_NAMES[self.engine.kind]} engine, "
+                f"{self.engine.describe()}")
         stream = as_stream(stream, self.engine)
         self._check_memory(src, self.problem.src_md, self.src_engine, "src")
         self._check_memory(dst, self.problem.dst_md, self.dst_engine, "dst")
@@ -280,17 +280,16 @@ class CrossEngine:
         queue = stream.queue
         event = (self._up if self.uploads else self._down)(queue, src, dst, wait)
         if verbose.enabled():
-            from .gpu.events import when_complete
-
             def log():
                 verbose.log("exec", self.kind, primitive.kind, primitive._label,
                             *primitive._signature(),
                             f"{(time.perf_counter() - start) * 1e3:.3f}ms")
-            when_complete(event, log, self.engine.caps)
+            self.engine.backend.when_complete(event, log)
         return event
 
     def _up(self, queue, src, dst, wait):
         p, engine = self.problem, self.engine
+        backend = engine.backend
         job = None
         try:  # the job starts even if the rest fails: its marker must complete
             # src's lock orders this upload's record against downloads into src.
@@ -298,8 +297,8 @@ class CrossEngine:
                 src_waits = src._host_events()  # downloads into src still running
                 dst_waits = dst._wait_list(queue)
                 if self.variant == "none":
-                    event = read = run_after(wait + dst_waits, lambda: cl.enqueue_marker(
-                        queue, wait_for=(wait + dst_waits) or None), engine, queue)
+                    event = read = backend.run_after(wait + dst_waits, lambda: backend.marker(
+                        queue, wait + dst_waits), queue)
                 elif self.variant == "device":
                     staging = _staging(engine, p.src_md)
                     first, end, _ = _span(p.src_md)
@@ -307,10 +306,10 @@ class CrossEngine:
                     def work():
                         _to_device(engine, staging.storage, first, src.storage[first:end])
 
-                    job = _Job(engine, queue, wait, src_waits, work)
+                    job = backend.host_job(queue, wait, src_waits, work)
                     read = job.enqueue()
-                    event = run_after([read] + dst_waits, lambda: self.device.execute(
-                        queue, staging, dst, [read] + dst_waits), engine, queue)
+                    event = backend.run_after([read] + dst_waits, lambda: self.device.execute(
+                        queue, staging, dst, [read] + dst_waits), queue)
                 else:
                     first, end, base = _span(p.dst_md)
                     copy = self.variant == "copy"
@@ -323,10 +322,10 @@ class CrossEngine:
                             _convert_on_host(p, src.storage, 0, data, base)
                         _to_device(engine, dst.storage, first, data)
 
-                    job = _Job(engine, queue, wait + dst_waits, src_waits, work)
+                    job = backend.host_job(queue, wait + dst_waits, src_waits, work)
                     event = read = job.enqueue()
                 dst._wrote(event, queue)
-                src._host_recorded(read, queue, write=False)
+                src._host_recorded(read, queue, False, backend)
         finally:
             if job is not None:
                 job.start()
@@ -334,14 +333,14 @@ class CrossEngine:
 
     def _down(self, queue, src, dst, wait):
         p, engine = self.problem, self.engine
+        backend = engine.backend
         wait = wait + src._wait_list(queue)
         job = None
         try:  # the job starts even if the rest fails: its marker must complete
             with dst.write_lock:
                 dst_waits = dst._host_events(write=True)  # downloads into it, uploads from it
                 if self.variant == "none":
-                    event = run_after(wait, lambda: cl.enqueue_marker(queue, wait_for=wait or None),
-                                      engine, queue)
+                    event = backend.run_after(wait, lambda: backend.marker(queue, wait), queue)
                 elif self.variant == "device":
                     staging = _staging(engine, p.dst_md)
                     converted = self.device.execute(queue, src, staging, wait)
@@ -356,7 +355,7 @@ class CrossEngine:
                             host_reorder.reorder(p.dst_md, data, p.dst_md, dst.storage, None, None,
                                                  base, 0)
 
-                    job = _Job(engine, queue, [converted], dst_waits, work, upstream=wait)
+                    job = backend.host_job(queue, [converted], dst_waits, work, upstream=wait)
                     event = job.enqueue()
                 else:
                     first, end, base = _span(p.src_md)
@@ -369,9 +368,9 @@ class CrossEngine:
                         else:
                             _convert_on_host(p, data, base, dst.storage, 0)
 
-                    job = _Job(engine, queue, wait, dst_waits, work)
+                    job = backend.host_job(queue, wait, dst_waits, work)
                     event = job.enqueue()
-                dst._host_recorded(event, queue, write=True)
+                dst._host_recorded(event, queue, True, backend)
         finally:
             if job is not None:
                 job.start()
@@ -380,7 +379,7 @@ class CrossEngine:
 
 def _prefer_host(device) -> tuple[bool, str]:
     """(True when the host should convert, the reason), where both may and
-    ``device`` is the OpenCL engine's implementation for the problem.
+    ``device`` is the device engine's implementation for the problem.
 
     The rule: the device converts wherever a device kernel serves the
     problem; the host only where the device's implementation would be the
@@ -401,88 +400,10 @@ def _prefer_host(device) -> tuple[bool, str]:
     return False, "the device converts faster where a kernel serves it (measured on PoCL)"
 
 
-# -- the host job -----------------------------------------------------------------------
-
-class _Job:
-    """The host side of one cross-engine execution: ``work()`` on a worker
-    thread, once the events ``ready`` (of the engine's context; after
-    everything before on ``queue``) and ``host_waits`` (device commands on
-    host memories, of any context) have completed. ``enqueue()`` puts a
-    marker on ``queue`` after ``work`` and returns the user event that tells
-    its end (failed if an input failed or ``work`` raised, whatever the
-    implementation makes of the marker); ``start()``, called once the caller has
-    enqueued and recorded the rest, starts the thread (started earlier, it
-    would wait for the GIL the caller holds meanwhile). Never blocks, but
-    on a device that runs commands only when the host waits (Oclgrind),
-    where ``enqueue`` runs the work itself, as host_fallback does."""
-
-    def __init__(self, engine, queue, ready: list, host_waits: list, work, upstream=()):
-        from .gpu.host_fallback import _EXIT  # one exit guard for all host-side work
-
-        self.engine, self.queue, self.work, self.exit_guard = engine, queue, work, _EXIT
-        # The events themselves too, and those ``upstream`` of them (that
-        # ``ready`` waited for): the marker, and a command after a failed
-        # event, may complete all the same. Not in the marker's own list:
-        # Intel's runtime crashes when a failed user event is in a wait list
-        # both itself and through a command that waits for it.
-        self.inputs = [cl.enqueue_marker(queue, wait_for=ready or None), *ready, *upstream,
-                       *host_waits]
-        self.done = cl.UserEvent(engine.context)
-        # Held until ``done`` is set: PoCL 3.1 touches the commands waiting on
-        # a user event when it fails, so they must not be freed before.
-        self.finished = None
-
-    def enqueue(self):
-        if self.engine.caps.runs_when_waited:
-            self.run()
-            cl.enqueue_marker(self.queue, wait_for=[self.done])
-            return self.done
-        try:
-            self.finished = cl.enqueue_marker(self.queue, wait_for=[self.done])
-        except BaseException:
-            self.done.set_status(-1)
-            self.work = None  # nothing to start
-            raise
-        return self.done
-
-    def start(self):
-        if self.engine.caps.runs_when_waited or self.work is None:
-            return
-        try:
-            self.queue.flush()  # the queue must reach the inputs while the worker waits
-            threading.Thread(target=self.run, name="clayout-cross-engine", daemon=True).start()
-        except BaseException:
-            self.done.set_status(-1)
-            raise
-
-    def run(self):
-        from .gpu.events import wait_in_python
-
-        status = cl.command_execution_status.COMPLETE
-        working = False
-        try:
-            if not wait_in_python(self.inputs, self.engine.caps):  # an input failed
-                status = -1
-                return
-            working = self.exit_guard.start_work()
-            if not working:  # the interpreter is exiting: nobody will read the result
-                return
-            self.work()
-        except BaseException:  # noqa: BLE001 - the event fails, and says why here
-            status = -1
-            warnings.warn("clayout: a cross-engine reorder failed; its event reports an "
-                          "error:\n" + traceback.format_exc(), RuntimeWarning, stacklevel=1)
-        finally:
-            self.done.set_status(status)
-            self.inputs = self.work = self.finished = None
-            if working:
-                self.exit_guard.end_work()
-
-
 def setup(primitive, src_md, dst_md, attr, src_engine: Engine, dst_engine: Engine):
     """Make ``primitive`` (a Reorder being created) the cross-engine reorder
-    from ``src_engine`` to ``dst_engine`` (one the host, one OpenCL): its
-    ``engine`` is the OpenCL side, whose streams it runs on. Raises
+    from ``src_engine`` to ``dst_engine`` (one the host, one a device
+    engine): its ``engine`` is the device side, whose streams it runs on. Raises
     UnimplementedError for runtime dims and for a problem neither the device
     nor the host serves."""
     for arg, md in (("src", src_md), ("dst", dst_md)):

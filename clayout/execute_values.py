@@ -13,10 +13,12 @@ What each value may be:
   the declared data type as values given at creation are, then copied (the
   caller may change the array once execute returns);
 - a clayout Memory on the primitive's engine, a pyopencl Array or Buffer of
-  its context (OpenCL engines), holding the values from its first byte, as
+  its context (OpenCL engines), USM memory or a USM array of its context
+  (SYCL engines: dpctl memory, dpnp or dpctl.tensor arrays), holding the values from its first byte, as
   the kernels read them (f32 scales, s32 zero points), or in the declared
   data type (then a device reorder, made with the primitive, widens them
-  first). A Buffer has no type: it holds f32 scales or s32 zero points.
+  first). A Buffer (or USM memory) has no type: it holds f32 scales or s32
+  zero points.
   For a kernel nothing comes back to the host; the host path copies them on
   the stream at execute and reads the copy on its worker.
 """
@@ -29,13 +31,8 @@ import numpy as np
 
 from .attr import PER_SLICE_FIELDS, Attr
 from .errors import InvalidArgumentError, UnimplementedError
-from .memory import Memory, _allocate, _is_cl_array, _is_cl_buffer
+from .memory import Memory, _allocate
 from .memory_desc import RUNTIME_DIM, MemoryDesc
-
-try:  # pyopencl is a dependency, but the host path runs without it
-    from .gpu.build import upload
-except ImportError:  # pragma: no cover
-    upload = None
 
 #: What execute takes as the values of one attribute.
 ValuesLike = Union[np.ndarray, Sequence[float], float, Memory, Any]
@@ -61,7 +58,7 @@ class ValueSlot:
         self.wanted = declared is not None and declared.at_execute
         self.kernel_type = KERNEL_TYPE[field.split("_", 1)[1]]
         self.widening = None
-        if self.wanted and engine.is_opencl and declared.data_type != self.kernel_type:
+        if self.wanted and engine.is_device and declared.data_type != self.kernel_type:
             from .primitives import Reorder
             # A runtime-dims pattern: one kernel for every count of values.
             self.widening = Reorder(MemoryDesc((RUNTIME_DIM,), declared.data_type, tag="a"),
@@ -82,7 +79,7 @@ class ExecValue:
         """(the buffer a kernel enqueued on ``queue`` after ``wait_for``
         reads, events it waits for besides)."""
         if self.memory is None:
-            return upload(engine, self.host.values), []
+            return engine.backend.upload(self.host.values), []
         memory = self.memory
         if memory.md.data_type != self.slot.kernel_type:  # the declared type: widen first
             reorder = self.slot.widening
@@ -96,11 +93,9 @@ class ExecValue:
         None): for the host path, which reads them later, on a worker."""
         if self.memory is None:
             return self, None
-        from .gpu.build import copy_buffer
-
         copy = _new_memory(engine, self.memory.md)
-        event = copy_buffer(queue, copy.storage, self.memory.storage, copy.md.size,
-                            wait_for + self.memory._wait_list(queue))
+        event = engine.backend.copy(queue, copy.storage, self.memory.storage, copy.md.size,
+                                    wait_for + self.memory._wait_list(queue))
         copy._wrote(event, queue)
         return ExecValue(self.slot, memory=copy), event
 
@@ -161,7 +156,7 @@ def resolve(spec: tuple, given: tuple, dims: tuple[int, ...], engine,
 
 
 def _resolve_one(slot: ValueSlot, value, dims, engine, counted) -> ExecValue:
-    if type(value) is not np.ndarray and (isinstance(value, Memory) or _is_device(value)):
+    if type(value) is not np.ndarray and (isinstance(value, Memory) or _is_device(value, engine)):
         if not counted:  # a runtime pattern's groups meet this execution's dims
             slot.declared.check(dims, slot.keyword)
         return ExecValue(slot, memory=_device_memory(slot, value, dims, engine))
@@ -169,16 +164,19 @@ def _resolve_one(slot: ValueSlot, value, dims, engine, counted) -> ExecValue:
                                                           counted=counted))
 
 
-def _is_device(value) -> bool:
-    try:
-        return _is_cl_array(value) or _is_cl_buffer(value)
-    except Exception:  # no pyopencl
-        return False
+def _is_device(value, engine) -> bool:
+    """Whether ``value`` is device storage another runtime made (a pyopencl
+    Buffer or Array, USM memory). For a runtime other than the engine's,
+    the engine's check of it says so."""
+    from .backends import foreign_storage
+    return foreign_storage(value) is not None
 
 
 def _device_memory(slot: ValueSlot, value, dims, engine) -> Memory:
     """The values of a Memory, Array or Buffer as a Memory on ``engine``,
     of the kernels' type or the declared one."""
+    from .backends import foreign_storage
+
     keyword, declared, kernel_type = slot.keyword, slot.declared, slot.kernel_type
     count = declared.count(dims)
     if isinstance(value, Memory):
@@ -187,14 +185,14 @@ def _device_memory(slot: ValueSlot, value, dims, engine) -> Memory:
                 f"{keyword} memory lives on {value.engine.describe()}, the primitive on "
                 f"{engine.describe()}")
         memory = value
-    elif not engine.is_opencl:
+    elif foreign_storage(value) != engine.kind:
+        what = {"opencl": "a pyopencl object", "sycl": "USM memory"}[foreign_storage(value)]
         raise InvalidArgumentError(
-            f"{keyword} {value!r}: a pyopencl object for a primitive on "
-            f"{engine.describe()}; give NumPy values or a host Memory")
-    elif _is_cl_buffer(value):
+            f"{keyword} {value!r}: {what} for a primitive on {engine.describe()}; give "
+            f"NumPy values or a Memory of its engine")
+    elif not hasattr(value, "dtype"):  # a Buffer, USM memory: untyped bytes
         md = MemoryDesc((count,), kernel_type, tag="a")
-        memory = _adopt(keyword, md, engine, value, "a pyopencl Buffer holds "
-                        f"{kernel_type} values")
+        memory = _adopt(keyword, md, engine, value, f"it holds {kernel_type} values")
     else:
         data_type = _array_type(keyword, value, declared, kernel_type)
         md = MemoryDesc((value.size,), data_type, tag="a")
@@ -219,7 +217,7 @@ def _array_type(keyword, array, declared, kernel_type) -> str:
         if np.dtype(DATA_TYPES[name].numpy) == array.dtype:
             return name
     raise InvalidArgumentError(
-        f"{keyword} pyopencl Array of dtype {array.dtype}: expected "
+        f"{keyword} array of dtype {array.dtype}: expected "
         f"{np.dtype(DATA_TYPES[kernel_type].numpy)} ({kernel_type}) or the declared "
         f"data_type {declared.data_type}")
 

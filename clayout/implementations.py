@@ -25,6 +25,9 @@ KERNEL_TYPES = ("f32", "f16", "bf16", "s32", "s8", "u8", "f64",
                 "f8_e5m2", "f8_e4m3", "s4", "u4", "f4_e2m1")
 #: Converted through f32 helper functions: not with f64 (that would round twice).
 _F32_ONLY = ("f8_e5m2", "f8_e4m3", "f4_e2m1")
+#: What a device implementation's name starts with on each kind of engine
+#: ("ocl:generated", "sycl:generated").
+PREFIX = {"opencl": "ocl", "sycl": "sycl", "host": "host"}
 
 
 class Implementation:
@@ -32,6 +35,15 @@ class Implementation:
     ``Reorder.impl`` shows and ``describe()`` what verbose lines show."""
 
     name = "?"
+    #: Runs on the device, without the host's help.
+    runs_kernel = False
+
+    @classmethod
+    def label(cls, engine) -> str:
+        """``name`` as on ``engine``: "ocl:..." says OpenCL, "sycl:..." SYCL."""
+        if cls.name.startswith("ocl:"):
+            return f"{PREFIX[engine.kind]}:{cls.name[4:]}"
+        return cls.name
 
     def __init__(self, problem: Problem, engine):
         self.problem, self.engine = problem, engine
@@ -57,7 +69,7 @@ class Implementation:
 
     @property
     def impl(self) -> str:
-        return self.name
+        return self.label(self.engine)
 
     def describe(self) -> str:
         return self.impl
@@ -80,8 +92,7 @@ class NothingToDo(Implementation):
     def execute(self, queue, src, dst, wait_for, values=None):
         if queue is None:
             return None
-        from .gpu.build import marker
-        return marker(queue, wait_for)
+        return self.engine.backend.marker(queue, wait_for)
 
 
 class BufferCopy(Implementation):
@@ -91,10 +102,11 @@ class BufferCopy(Implementation):
     nibble goes through the masked write (gpu/build.py: copy_masked)."""
 
     name = "ocl:copy"
+    runs_kernel = True
 
     @classmethod
     def decline(cls, problem, engine):
-        if not engine.is_opencl:
+        if not engine.is_device:
             return "the host engine has no device buffers"
         if problem.is_buffer_copy:
             return _padding_nibble(problem.dst_md)
@@ -112,16 +124,17 @@ class BufferCopy(Implementation):
         md = problem.dst_md
         self.whole, self.tail_mask = md.size, None
         if md.dtype.packed and md.nelems() % 2:
-            from .gpu.build import masked_write_kernel, upload
+            from .gpu.build import masked_write_kernel
             masked_write_kernel(engine)  # built now: an execution builds nothing
             self.whole -= 1
-            self.tail_mask = upload(engine, np.array([0x0F], np.uint8))
+            self.tail_mask = engine.backend.upload(np.array([0x0F], np.uint8))
 
     def execute(self, queue, src, dst, wait_for, values=None):
-        from .gpu.build import copy_buffer, copy_masked
+        from .gpu.build import copy_masked
         event = None
         if self.whole:
-            event = copy_buffer(queue, dst.storage, src.storage, self.whole, wait_for)
+            event = self.engine.backend.copy(queue, dst.storage, src.storage, self.whole,
+                                             wait_for)
         if self.tail_mask is not None:
             # After the copy, so that one Event (this one) tells both are done.
             event = copy_masked(self.engine, queue, dst.storage, src.storage, self.whole,
@@ -144,10 +157,11 @@ class GeneratedKernel(Implementation):
     once per context and cached; the attribute values are its arguments."""
 
     name = "ocl:generated"
+    runs_kernel = True
 
     @classmethod
     def decline(cls, problem, engine):
-        if not engine.is_opencl:
+        if not engine.is_device:
             return "host engine"
         if problem.src_md.ndims > MAX_KERNEL_NDIMS:
             return (f"{problem.src_md.ndims} dims: OpenCL kernels serve up to "
@@ -194,7 +208,7 @@ class GeneratedKernel(Implementation):
         return event
 
     def describe(self):
-        text = f"{self.name}:{self.plan.name}"
+        text = f"{self.impl}:{self.plan.name}"
         return text + "+compensation" if self.compensation is not None else text
 
     def report(self):
@@ -209,8 +223,6 @@ def _attr_args(engine, args, attr) -> list:
     """The kernel arguments of ``args`` (KernelArg) from ``attr``'s values:
     scalars, or device buffers of per-slice values; None for values that
     come at execute."""
-    from .gpu.build import upload
-
     out = []
     for arg in args:
         value = getattr(attr, arg.field)
@@ -220,7 +232,7 @@ def _attr_args(engine, args, attr) -> list:
         elif value.at_execute:
             out.append(None)
         elif arg.per_slice:
-            out.append(upload(engine, value.values))
+            out.append(engine.backend.upload(value.values))
         else:
             out.append(np_type(value.values[0]))
     return out
@@ -266,7 +278,7 @@ class HostFallback(Implementation):
 
     @classmethod
     def decline(cls, problem, engine):
-        if not engine.is_opencl:
+        if not engine.is_device:
             return "the host engine runs NumPy directly"
         if problem.dst_md.extra is not None:
             return "compensation runs in the generated kernels or on the host engine"
@@ -275,7 +287,7 @@ class HostFallback(Implementation):
     @property
     def impl(self) -> str:
         """Says why the device does not run it: the generated kernel's reason."""
-        why = dict(self.declined).get(GeneratedKernel.name)
+        why = dict(self.declined).get(GeneratedKernel.label(self.engine))
         return f"{self.name} ({why})" if why else self.name
 
     def execute(self, queue, src, dst, wait_for, values=None):
@@ -301,7 +313,7 @@ class HostNumpy(Implementation):
 
     @classmethod
     def decline(cls, problem, engine):
-        return "an OpenCL engine" if engine.is_opencl else None
+        return f"an {engine.kind} engine" if engine.is_device else None
 
     def execute(self, queue, src, dst, wait_for, values=None):
         from .compensation import write_host
@@ -335,6 +347,7 @@ class RuntimeKernel(Implementation):
     with nothing to convert or move go as a buffer copy or no-op."""
 
     name = "ocl:runtime"
+    runs_kernel = True
 
     @classmethod
     def decline(cls, problem, engine):
@@ -376,7 +389,7 @@ class RuntimeKernel(Implementation):
         return kernel.launch(queue, src.storage, dst.storage, args, items, wait_for)
 
     def describe(self):
-        return f"{self.name}:{self.plan.name}"
+        return f"{self.impl}:{self.plan.name}"
 
 
 class RuntimeNoBuild(Implementation):
@@ -391,7 +404,7 @@ class RuntimeNoBuild(Implementation):
 
     def __init__(self, problem, engine):
         super().__init__(problem, engine)
-        if engine.is_opencl:
+        if engine.is_device:
             # The host path writes bytes it shares with other elements (gaps,
             # 4-bit neighbours) through a small kernel: built now, not per shape.
             from .gpu.build import masked_write_kernel
@@ -399,7 +412,7 @@ class RuntimeNoBuild(Implementation):
 
     @property
     def impl(self) -> str:
-        why = dict(self.declined).get(RuntimeKernel.name)
+        why = dict(self.declined).get(RuntimeKernel.label(self.engine))
         host = "host:numpy"
         return f"{host} ({why})" if why else host
 
@@ -427,6 +440,6 @@ def choose(problem: Problem, engine, implementations=None):
         if not isinstance(chosen, str):
             chosen.declined = declined
             return chosen
-        declined.append((cls.name, chosen))
+        declined.append((cls.label(engine), chosen))
     reasons = "; ".join(f"{name}: {why}" for name, why in declined)
     raise UnimplementedError(f"no implementation runs {problem.name}: {reasons}")

@@ -1,6 +1,7 @@
-"""``python -m clayout info``: the OpenCL devices, the profile each gets,
-the default engine, and which implementation runs a few typical problems
-on each device (as ``Reorder(...).impl`` / ``Shuffle(...).impl`` says).
+"""``python -m clayout info``: the OpenCL devices and the SYCL devices (with
+dpctl), the profile each gets, the default engine, and which implementation
+runs a few typical problems on each device (as ``Reorder(...).impl`` /
+``Shuffle(...).impl`` says).
 
 ``report()`` returns the text; it works, and says so, with no OpenCL driver.
 """
@@ -107,6 +108,37 @@ def _table(rows: list[list[str]]) -> list[str]:
             for row in rows]
 
 
+def _sycl_lines(engines: list) -> list[str]:
+    """The SYCL devices dpctl finds, each with how clayout builds for it
+    (their engines join ``engines``)."""
+    from .backends.sycl import require_dpctl
+
+    try:
+        dpctl = require_dpctl()
+        devices = dpctl.get_devices()
+    except Exception as error:  # noqa: BLE001 - ImportError, or dpctl's own
+        return [f"SYCL: {error}"]
+    if not devices:
+        return ["SYCL: dpctl finds no device"]
+    lines = ["SYCL devices (Engine('sycl', device=...)):"]
+    for index, device in enumerate(devices):
+        name = device.name.strip()
+        lines.append(f"[{index}] {name} ({device.backend.name}: "
+                     f"{device.sycl_platform.name.strip()})")
+        try:
+            engine = Engine("sycl", device=device)
+        except Exception as error:  # noqa: BLE001
+            lines.append(f"    no engine: {type(error).__name__}: {error}")
+            continue
+        backend = engine.backend
+        lines.append(f"    programs from {'SPIR-V' if backend.spirv else 'OpenCL C'}; plans "
+                     + ("as on the OpenCL engine of the same device"
+                        if backend.cl_device is not None else "from what dpctl tells")
+                     + f" (strategy {engine.profile.strategy})")
+        engines.append((f"sycl [{index}] {name}", engine))
+    return lines
+
+
 def report() -> str:
     """The whole report as text (see the module's docstring)."""
     lines = [f"clayout {__version__} on Python {platform.python_version()}, "
@@ -135,6 +167,9 @@ def report() -> str:
             lines += ["    " + text for text in _profile_lines(engine.profile)
                       + _tuning_lines(device)]
             engines.append((f"[{index}] {name}", engine))
+
+    lines.append("")
+    lines += _sycl_lines(engines)
 
     lines.append("")
     try:

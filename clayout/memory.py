@@ -14,16 +14,16 @@ from typing import Any, Union
 import numpy as np
 import numpy.typing as npt
 
-from .engine import Engine, Stream, as_engine, as_stream, check_wait_for, cl, in_context
+from .engine import Engine, Stream, as_engine, as_stream, check_wait_for
 from .errors import InvalidArgumentError
 from .host.layout import (byte_span, dense_bytes, fills_span, from_dense_bytes, gather,
                           is_c_dense, scatter, span_base)
 from .memory_desc import MemoryDesc, may_overlap
 
-if cl is not None:
-    from .gpu.events import host_pending_of, pending_writes_of, wait_each, wait_for_events
-else:  # pragma: no cover - exercised only without pyopencl
-    host_pending_of = pending_writes_of = wait_each = wait_for_events = None
+try:
+    from .gpu.events import host_pending_of, pending_writes_of
+except ImportError:  # pragma: no cover - exercised only without pyopencl
+    host_pending_of = pending_writes_of = None
 
 
 def _as_dtype(md: MemoryDesc, array) -> np.ndarray:
@@ -65,12 +65,15 @@ def _need(md: MemoryDesc) -> int:
     return md.size + md.dtype.nbytes(md.offset0)
 
 
-#: A queue= argument: a Stream, or a pyopencl CommandQueue of the engine's context.
-QueueLike = Union[Stream, "cl.CommandQueue"]
-#: A wait_for= argument: pyopencl Events.
-EventList = Sequence["cl.Event"]
-#: What buffer= shares: a Memory, a pyopencl Buffer or a pyopencl Array
-#: (pyopencl.array is imported only when used: it is slow to import).
+#: A queue= argument: a Stream, or a queue of the engine's runtime and
+#: context (a pyopencl CommandQueue, a dpctl SyclQueue).
+QueueLike = Union[Stream, Any]
+#: A wait_for= argument: events of the engine's runtime (pyopencl Events,
+#: dpctl SyclEvents).
+EventList = Sequence[Any]
+#: What buffer= shares: a Memory, a pyopencl Buffer or Array (OpenCL), USM
+#: memory or an object with __sycl_usm_array_interface__ (SYCL), a uint8
+#: NumPy array (host).
 BufferLike = Any
 
 
@@ -83,14 +86,16 @@ class Memory:
 
     ``Memory(md, engine)`` allocates ``md.size`` zero bytes (filled on the
     device, without blocking); ``raw=`` copies a physical buffer in;
-    ``buffer=`` shares the storage of another Memory, a pyopencl Buffer or a
-    pyopencl Array (no copy), which is how a submemory descriptor is used.
+    ``buffer=`` shares the storage of another Memory, a pyopencl Buffer or
+    Array (OpenCL), a dpctl USM memory or an object with
+    ``__sycl_usm_array_interface__`` such as a dpnp array (SYCL), without a
+    copy; that is also how a submemory descriptor is used.
     ``engine`` may be a pyopencl Context. Raises InvalidArgumentError for
     arguments of the wrong kind, a buffer too small, or a size the device or
     machine cannot allocate.
     """
 
-    def __init__(self, md: MemoryDesc, engine: Engine | cl.Context,
+    def __init__(self, md: MemoryDesc, engine: Engine | Any,
                  raw: bytes | bytearray | memoryview | np.ndarray | None = None,
                  buffer: BufferLike = None) -> None:
         engine = as_engine(engine, "memory engine")
@@ -115,11 +120,11 @@ class Memory:
         if self.nbytes < need:
             raise InvalidArgumentError(
                 f"buffer of {self.nbytes} bytes is smaller than the {need} bytes of {md!r}")
-        self._pending = pending_writes_of(self.storage, events) if engine.is_opencl else None
+        self._pending = _device_pending(engine, self.storage, events)
         self._host = _host_pending(engine, self.storage)
-        if buffer is None and raw is None and engine.is_opencl and need:
+        if buffer is None and raw is None and engine.is_device and need:
             queue = engine.queue
-            self._wrote(cl.enqueue_fill_buffer(queue, self.storage, np.uint8(0), 0, need), queue)
+            self._wrote(engine.backend.fill_zero(queue, self.storage, need), queue)
 
     # -- pending writes ---------------------------------------------------------
 
@@ -158,15 +163,18 @@ class Memory:
     def _host_wait(self, write: bool = False, whole: bool = False):
         """Block until ``_host_events`` have completed. Raises ExecutionError
         when one of them failed."""
-        events = self._host_events(write, whole)
-        if events:
-            wait_each(events)
+        if self._host is None:
+            return
+        md = None if whole else self.md
+        for pending in (self._host.writes, self._host.reads) if write else (self._host.writes,):
+            pending.wait_list(None, md)  # drops what is done; a failed download raises once
+            pending.wait(md)
 
-    def _host_recorded(self, event, queue, write: bool):
-        """Record a device command enqueued on ``queue`` that writes (or reads)
-        this host memory's elements."""
+    def _host_recorded(self, event, queue, write: bool, backend):
+        """Record a device command of ``backend``, enqueued on ``queue``, that
+        writes (or reads) this host memory's elements."""
         pending = self._host.writes if write else self._host.reads
-        pending.add(event, queue, self.md)
+        pending.add(event, queue, self.md, backend)
 
     @property
     def events(self) -> list:
@@ -176,11 +184,18 @@ class Memory:
 
     def shares_bytes_with(self, other: "Memory") -> bool:
         """True when this memory and ``other`` may use some of the same bytes."""
-        if self.engine.is_opencl:
-            same = self.storage.int_ptr == other.storage.int_ptr
+        if self.engine.is_device:
+            same = self._address() == other._address()
         else:
             same = np.may_share_memory(self.storage, other.storage)
         return same and may_overlap(self.md, other.md)
+
+    def _address(self) -> int:
+        """The device address of the storage, read once."""
+        address = self.__dict__.get("_storage_address")
+        if address is None:
+            address = self._storage_address = self.engine.backend.address(self.storage)
+        return address
 
     # -- storage ------------------------------------------------------------------
 
@@ -192,36 +207,21 @@ class Memory:
                     f"buffer of {buffer!r} lives on {buffer.engine.describe()}, not on "
                     f"{self.engine.describe()}")
             return buffer.storage, buffer.nbytes, ()
-        if self.engine.is_opencl:
-            if cl is not None and _is_cl_array(buffer):
-                storage, nbytes = _adopt_cl_array(self.md, self.engine, buffer)
-                return storage, nbytes, tuple(getattr(buffer, "events", ()))
-            if cl is not None and _is_cl_buffer(buffer):
-                if not in_context(buffer, self.engine, "pyopencl buffer"):
-                    raise InvalidArgumentError(
-                        f"pyopencl buffer of another context than {self.engine.describe()}")
-                return buffer, buffer.size, ()
-        elif isinstance(buffer, np.ndarray) and buffer.dtype == np.uint8 and buffer.ndim == 1 \
-                and buffer.flags.c_contiguous:
-            return buffer, buffer.nbytes, ()
-        raise InvalidArgumentError(
-            f"buffer {buffer!r}: expected a Memory, "
-            + ("a pyopencl Buffer or Array" if self.engine.is_opencl
-               else "a contiguous 1-d uint8 NumPy array"))
+        return self.engine.backend.adopt(self.md, buffer)
 
     @classmethod
     def _wrap(cls, md, engine, storage, nbytes, events=()):
         """A Memory over new storage, whose contents are ready once ``events`` are."""
         memory = object.__new__(cls)
         memory.md, memory.engine, memory.storage, memory.nbytes = md, engine, storage, nbytes
-        memory._pending = pending_writes_of(storage, events) if engine.is_opencl else None
+        memory._pending = _device_pending(engine, storage, events)
         memory._host = _host_pending(engine, storage)
         return memory
 
     # -- NumPy in -------------------------------------------------------------------
 
     @classmethod
-    def from_numpy(cls, md: MemoryDesc, engine: Engine | cl.Context, array: npt.ArrayLike,
+    def from_numpy(cls, md: MemoryDesc, engine: Engine | Any, array: npt.ArrayLike,
                    queue: QueueLike | None = None,
                    wait_for: EventList | None = None) -> "Memory":
         """A new Memory holding ``array`` (shape md.dims, logical order) in md's layout.
@@ -229,8 +229,8 @@ class Memory:
         The array is converted to md's type only where NumPy calls that safe;
         padding is written with zeros. The array's values are taken before
         this returns (it may be changed at once); the layout change runs on
-        the device for big tensors, on ``queue`` (a Stream or pyopencl
-        CommandQueue; the engine's own queue by default) after ``wait_for``,
+        the device for big tensors, on ``queue`` (a Stream or a queue of the
+        engine's context; the engine's own queue by default) after ``wait_for``,
         without blocking. Raises InvalidArgumentError for arrays or
         arguments that do not fit.
         """
@@ -240,7 +240,7 @@ class Memory:
         wait = check_wait_for(wait_for, engine)
         queue = _stream_queue(queue, engine)
         need = _need(md)
-        if not engine.is_opencl:
+        if not engine.is_device:
             raw = _host_zeros(md, need)
             scatter(md, array, raw)
             return cls._wrap(md, engine, raw, need)
@@ -258,8 +258,7 @@ class Memory:
                 out = cls._wrap(md, engine, _allocate(engine, md, need), need)
                 if not fills_span(md) or byte_span(md) != (0, need):
                     # Bytes around or between the elements: zero them too.
-                    out._wrote(cl.enqueue_fill_buffer(queue, out.storage, np.uint8(0), 0, need),
-                               queue)
+                    out._wrote(engine.backend.fill_zero(queue, out.storage, need), queue)
                 # The conversion waits on nothing outside (an engine queue must
                 # never stall on a caller's event); wait_for gates later users.
                 prim.execute(queue, staged, out)
@@ -277,7 +276,7 @@ class Memory:
         """A copy of the whole physical buffer as uint8. Blocks until the
         writes clayout enqueued on it and ``wait_for`` have finished and the
         bytes are read (on ``queue``, else the engine's own queue)."""
-        if not self.engine.is_opencl:
+        if not self.engine.is_device:
             check_wait_for(wait_for, self.engine)
             _stream_queue(queue, self.engine)
             self._host_wait(whole=True)
@@ -289,11 +288,11 @@ class Memory:
         memory (any, when ``whole``) and ``wait_for`` are done."""
         wait = check_wait_for(wait_for, self.engine)
         q = _stream_queue(queue, self.engine)
-        wait_for_events(wait + (self._pending.wait_list(None) if whole else self._wait_list()))
+        backend = self.engine.backend
+        backend.wait(wait + (self._pending.wait_list(None) if whole else self._wait_list()))
         lo, hi = span
         out = np.empty(hi - lo, dtype=np.uint8) if out is None else out
-        if hi > lo:
-            cl.enqueue_copy(q, out, self.storage, src_offset=lo, is_blocking=True)
+        backend.read(q, self.storage, lo, out)
         return out
 
     def to_numpy(self, queue: QueueLike | None = None,
@@ -302,14 +301,14 @@ class Memory:
 
         Blocks until the writes clayout enqueued on this memory (on any
         stream) and ``wait_for`` have finished, then reads on ``queue`` (a
-        Stream or CommandQueue; else the engine's own queue). Raises
+        Stream or a queue of the engine's; else the engine's own queue). Raises
         InvalidArgumentError for arguments of the wrong kind.
         """
         md = self.md
-        if not self.engine.is_opencl or md.nelems() == 0:
+        if not self.engine.is_device or md.nelems() == 0:
             check_wait_for(wait_for, self.engine)
             _stream_queue(queue, self.engine)
-            if not self.engine.is_opencl:
+            if not self.engine.is_device:
                 self._host_wait()
                 return gather(md, self.storage)
             return np.zeros(md.dims, dtype=md.dtype.numpy)
@@ -327,7 +326,8 @@ class Memory:
                 q = _stream_queue(queue, self.engine)
                 # Wait here, not on the queue: an engine queue must never
                 # stall on a caller's event (to_numpy blocks anyway).
-                wait_for_events(check_wait_for(wait_for, self.engine) + self._wait_list())
+                self.engine.backend.wait(check_wait_for(wait_for, self.engine)
+                                         + self._wait_list())
                 event = prim.execute(q, self, staged)
                 out = np.empty(md.dims, dtype=md.dtype.numpy)
                 if not md.dtype.packed:
@@ -345,7 +345,8 @@ class Memory:
 
         md = self.md
         if not self.engine.is_opencl:
-            raise InvalidArgumentError(f"{self!r}: a host memory has no pyopencl Array")
+            raise InvalidArgumentError(f"{self!r}: a {self.engine.kind} memory has no pyopencl "
+                                       f"Array")
         if md.inner_blks or md.dtype.packed:
             raise InvalidArgumentError(
                 f"{md!r}: only plain layouts (no inner blocks, whole-byte types) are "
@@ -369,11 +370,18 @@ def _check_layout(md, what):
 
 
 def _host_pending(engine, storage):
-    """The HostPending of a host memory's storage; None on OpenCL (or
+    """The HostPending of a host memory's storage; None on a device (or
     without pyopencl, where nothing can be pending)."""
-    if engine.is_opencl or host_pending_of is None:
+    if engine.is_device or host_pending_of is None:
         return None
     return host_pending_of(storage)
+
+
+def _device_pending(engine, storage, events=()):
+    """The PendingWrites of a device memory's storage; None on the host."""
+    if not engine.is_device:
+        return None
+    return pending_writes_of(engine.backend, storage, events)
 
 
 def _host_zeros(md, nbytes):
@@ -386,25 +394,7 @@ def _host_zeros(md, nbytes):
 
 def _allocate(engine, md, nbytes, data=None):
     """Storage of ``nbytes`` for md: uninitialised, or holding ``data`` (copied)."""
-    if not engine.is_opencl:
-        if data is not None:
-            return np.array(data.reshape(-1).view(np.uint8))
-        return _host_zeros(md, nbytes)
-    limit = engine.caps.max_alloc
-    if nbytes > limit:
-        raise InvalidArgumentError(
-            f"{md!r} needs {nbytes} bytes, more than the {limit} bytes "
-            f"{engine.caps.name} allows in one buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE)")
-    flags = cl.mem_flags.READ_WRITE
-    try:
-        if data is not None and data.nbytes:
-            return cl.Buffer(engine.context, flags | cl.mem_flags.COPY_HOST_PTR,
-                             hostbuf=data.reshape(-1).view(np.uint8))
-        # OpenCL has no empty buffers; a zero-size tensor still gets one byte.
-        return cl.Buffer(engine.context, flags, max(nbytes, 1))
-    except cl.Error as error:
-        raise InvalidArgumentError(
-            f"{md!r}: allocating {nbytes} bytes on {engine.caps.name} failed ({error})") from None
+    return engine.backend.allocate(md, nbytes, data)
 
 
 def _device_reorder(src_md, dst_md, engine):
@@ -412,59 +402,4 @@ def _device_reorder(src_md, dst_md, engine):
     from .primitives import Reorder
 
     prim = Reorder(src_md, dst_md, engine=engine)
-    return prim if prim.impl.startswith("ocl:") else None
-
-
-def _is_cl_buffer(value) -> bool:
-    """A pyopencl Buffer, or a buffer of a pyopencl memory pool (not an image)."""
-    return isinstance(value, cl.MemoryObjectHolder) and \
-        value.get_info(cl.mem_info.TYPE) == cl.mem_object_type.BUFFER
-
-
-def _is_cl_array(value) -> bool:
-    import pyopencl.array as cla
-    return isinstance(value, cla.Array)
-
-
-def _adopt_cl_array(md, engine, array):
-    """(buffer, usable bytes) of a pyopencl Array given as md's storage.
-
-    Either the Array is md's tensor (same dims, type, strides and start), or
-    a flat contiguous Array of md's type (or of bytes) holds md's buffer.
-    """
-    data = array.base_data
-    if not _is_cl_buffer(data):
-        raise InvalidArgumentError(f"pyopencl Array {array!r}: it has no Buffer to share")
-    if not in_context(array, engine, "pyopencl Array"):
-        raise InvalidArgumentError(
-            f"pyopencl Array of another context than {engine.describe()}")
-    dt = md.dtype
-    itemsize = array.dtype.itemsize
-    if array.shape == md.dims:  # the Array is the tensor itself
-        first = md.offset((0,) * md.ndims) if md.nelems() else md.offset0
-        size = max(dt.bits // 8, 1)
-        strides = tuple(s // itemsize if s % itemsize == 0 else None for s in array.strides)
-        same = (array.dtype == dt.numpy and not md.inner_blks and not dt.packed
-                and array.offset == first * size
-                and all(n <= 1 or s == t for n, s, t in zip(md.dims, strides, md.strides)))
-        if not same:
-            raise InvalidArgumentError(
-                f"pyopencl Array of shape {array.shape}, dtype {array.dtype}, strides "
-                f"{array.strides} bytes and offset {array.offset} does not hold {md!r} "
-                f"(strides {md.strides} elements); describe it with "
-                f"MemoryDesc.from_array(array)")
-        return data, data.size
-    if array.ndim != 1 or not array.flags.forc:
-        raise InvalidArgumentError(
-            f"pyopencl Array of shape {array.shape} and strides {array.strides}: as a buffer "
-            f"for {md!r} it must be flat and contiguous, or have dims {md.dims} and md's "
-            f"strides (see MemoryDesc.from_array)")
-    if array.dtype not in (dt.numpy, np.dtype(np.uint8)):
-        raise InvalidArgumentError(
-            f"pyopencl Array of dtype {array.dtype} cannot hold {md.data_type} elements "
-            f"of {md!r}: give an Array of {dt.numpy} or of uint8 bytes")
-    if array.offset:
-        raise InvalidArgumentError(
-            f"pyopencl Array starting at byte {array.offset} of its buffer: a flat buffer "
-            f"must start at byte 0 (MemoryDesc.from_array describes an offset view)")
-    return data, array.nbytes
+    return prim if prim.runs_kernel else None

@@ -11,18 +11,13 @@ from . import verbose
 from .attr import Attr
 from .compensation import check_problem as check_compensation
 from .cross_engine import engines_of, setup as cross_engine_setup
-from .engine import Engine, Stream, as_engine, as_stream, check_wait_for, cl, default_engine
+from .engine import Engine, Stream, as_engine, as_stream, check_wait_for, default_engine
 from .errors import InvalidArgumentError, UnimplementedError
 from .execute_values import KEYWORDS, ValuesLike, check_cross_engine, resolve, value_spec
 from .implementations import choose
 from .memory import Memory
 from .memory_desc import RUNTIME_DIM, MemoryDesc, dims_text
 from .problem import Problem
-
-try:
-    from .gpu.events import run_after
-except ImportError:  # no pyopencl: the host engine alone
-    run_after = None
 
 
 def _describe_attr(attr: Attr | None) -> str:
@@ -76,6 +71,11 @@ class _Primitive:
                                 *self._signature(), min_level=2)
             verbose.log("create", self.engine.kind, self.kind, self._label, *self._signature())
 
+    @property
+    def runs_kernel(self) -> bool:
+        """True when the device runs it all (a kernel or a copy), without the host."""
+        return self._implementation.runs_kernel
+
     def explain(self) -> str:
         """Which implementation runs, and why each one before it declined;
         for a generated kernel also its strategy, NDRange, bytes per
@@ -107,28 +107,31 @@ class _Primitive:
                 f"{arg} memory lives on {mem.engine.describe()}, the primitive on "
                 f"{self.engine.describe()}")
 
-    def execute(self, stream: Stream | cl.CommandQueue, src: Memory, dst: Memory,
-                wait_for: Sequence[cl.Event] | None = None, *,
+    def execute(self, stream: Stream | Any, src: Memory, dst: Memory,
+                wait_for: Sequence[Any] | None = None, *,
                 src_scales: ValuesLike | None = None, dst_scales: ValuesLike | None = None,
                 src_zero_points: ValuesLike | None = None,
                 dst_zero_points: ValuesLike | None = None,
-                **unknown: Any) -> cl.Event | None:
-        """Enqueue the primitive on ``stream`` (a Stream, or a pyopencl
-        CommandQueue of the engine's context): read ``src``, write ``dst``,
+                **unknown: Any) -> Any:
+        """Enqueue the primitive on ``stream`` (a Stream, or a queue of the
+        engine's context: a pyopencl CommandQueue, a dpctl SyclQueue): read
+        ``src``, write ``dst``,
         after the events in ``wait_for`` and the writes clayout enqueued on
         ``src``'s buffer and on ``dst``.
 
         ``src_scales``, ``dst_scales``, ``src_zero_points`` and
         ``dst_zero_points`` are the values of the attributes made without
         values (``Scales(mask=...)``): NumPy values, or a Memory, pyopencl
-        Array or Buffer on the device (clayout/execute_values.py says which
+        Array or Buffer, or USM memory on the device (clayout/execute_values.py says which
         types each may hold). Each one the attributes take must be given,
         and no other.
 
-        Returns the pyopencl Event that completes once ``dst`` is written,
-        and never blocks, whichever implementation runs (the host path for an
-        OpenCL engine runs on a worker thread). The host engine runs the call
-        at once and returns None. Raises InvalidArgumentError for arguments
+        Returns the event that completes once ``dst`` is written (a pyopencl
+        Event, a dpctl SyclEvent) and never blocks, whichever implementation
+        runs (the host path for an OpenCL engine runs on a worker thread),
+        except where the host must work for a SYCL engine (the host path:
+        SYCL has no user events, so that runs in the caller once its inputs
+        are ready). The host engine runs the call at once and returns None. Raises InvalidArgumentError for arguments
         that do not match (values given at execute included: missing,
         unexpected, of the wrong count, type or engine), UnimplementedError
         for source scales on the device into weights with a scale_adjust,
@@ -175,13 +178,12 @@ class _Primitive:
         wait += src._wait_list(queue)
         with dst.write_lock:  # record events in the order they are enqueued
             wait += dst._wait_list(queue)
-            event = run_after(wait, lambda: self._implementation.execute(
-                queue, src, dst, wait, values), self.engine, queue)
+            event = self.engine.backend.run_after(wait, lambda: self._implementation.execute(
+                queue, src, dst, wait, values), queue)
             dst._wrote(event, queue)
         if log:
-            from .gpu.events import device_seconds, when_complete
-            when_complete(event, lambda: self._log_exec(start, device_seconds(event)),
-                          self.engine.caps)
+            backend = self.engine.backend
+            backend.when_complete(event, lambda: self._log_exec(start, backend.seconds(event)))
         return event
 
     def _log_exec(self, start, seconds=None):
@@ -243,11 +245,12 @@ class Reorder(_Primitive):
 
     ``src_engine`` and ``dst_engine`` (instead of ``engine``; a side not
     given is the default engine) place the two sides: one the host and one
-    an OpenCL engine make a cross-engine reorder (clayout/cross_engine.py),
-    which runs on streams of the OpenCL side (``engine``); equal ones, the
-    ordinary reorder. Raises InvalidArgumentError when ``engine`` is given
-    with another src or dst engine, UnimplementedError for two OpenCL
-    engines of different contexts.
+    a device engine (OpenCL or SYCL) make a cross-engine reorder
+    (clayout/cross_engine.py), which runs on streams of the device side
+    (``engine``); equal ones, the ordinary reorder. Raises
+    InvalidArgumentError when ``engine`` is given with another src or dst
+    engine, UnimplementedError for two device engines of different contexts
+    or runtimes.
     """
 
     kind = "reorder"
@@ -276,10 +279,10 @@ class Reorder(_Primitive):
             return
         self._setup(src_md, dst_md, self.src_engine, attr, None)
 
-    def execute(self, stream: Stream | cl.CommandQueue, src: Memory, dst: Memory,
-                wait_for: Sequence[cl.Event] | None = None, **values: ValuesLike) -> cl.Event | None:
+    def execute(self, stream: Stream | Any, src: Memory, dst: Memory,
+                wait_for: Sequence[Any] | None = None, **values: ValuesLike) -> Any:
         """As every primitive's execute. A cross-engine reorder takes a
-        stream (or queue) of its OpenCL side, ``src`` on ``src_engine`` and
+        stream (or queue) of its device side, ``src`` on ``src_engine`` and
         ``dst`` on ``dst_engine``, and returns the Event that completes once
         ``dst`` is written (a host dst too), without blocking; it takes no
         values at execute."""
@@ -295,8 +298,8 @@ class Reorder(_Primitive):
 
 def reorder(src: Memory, dst: Memory, attr: Attr | None = None) -> None:
     """Reorder ``src`` into ``dst`` and wait for it to finish: on their
-    engine, or across engines (one the host, one OpenCL) as a cross-engine
-    reorder on a new stream of the OpenCL one."""
+    engine, or across engines (one the host, one a device) as a cross-engine
+    reorder on a new stream of the device one."""
     if not isinstance(src, Memory) or not isinstance(dst, Memory):
         raise InvalidArgumentError(f"reorder needs two Memory objects, got {src!r} and {dst!r}")
     primitive = Reorder(src.md, dst.md, src_engine=src.engine, dst_engine=dst.engine, attr=attr)

@@ -6,7 +6,12 @@ implementation alone: it points OCL_ICD_VENDORS (before anything asks
 OpenCL for its platforms) at the ICD folder scripts/ensure_intel_opencl.sh
 wrote in the virtual environment, so every engine, and every Python the
 tests start, sees that implementation and no other. Unset: the system's
-ICD files decide."""
+ICD files decide.
+
+CLAYOUT_TEST_PLATFORM=sycl runs on Intel's OpenCL runtime too, but through
+SYCL (dpctl): the device engine of every fixture (``cl_engine``, the
+device side of ``engine``) is then ``Engine("sycl")`` on its CPU device,
+whose memories are USM."""
 import os
 import shutil
 import sys
@@ -14,10 +19,16 @@ import sys
 import pytest
 
 #: The implementations CLAYOUT_TEST_PLATFORM names, by their platform's name.
-PLATFORMS = {"pocl": "Portable Computing Language", "intel": "Intel(R) OpenCL"}
+PLATFORMS = {"pocl": "Portable Computing Language", "intel": "Intel(R) OpenCL",
+             "sycl": "Intel(R) OpenCL"}
+#: The ICD folder each one uses.
+ICD_FOLDERS = {"pocl": "pocl", "intel": "intel", "sycl": "intel"}
 TEST_PLATFORM = os.environ.get("CLAYOUT_TEST_PLATFORM", "")
+#: What the device implementations' names start with on the tests' device engine.
+DEVICE_IMPL = "sycl:" if TEST_PLATFORM == "sycl" else "ocl:"
 if TEST_PLATFORM:
-    _folder = os.path.join(sys.prefix, "etc", "OpenCL", "clayout", TEST_PLATFORM)
+    _folder = os.path.join(sys.prefix, "etc", "OpenCL", "clayout",
+                           ICD_FOLDERS.get(TEST_PLATFORM, TEST_PLATFORM))
     if TEST_PLATFORM not in PLATFORMS or not os.path.isdir(_folder):
         raise pytest.UsageError(
             f"CLAYOUT_TEST_PLATFORM={TEST_PLATFORM!r}: expected one of {sorted(PLATFORMS)} "
@@ -28,7 +39,18 @@ import clayout as cly  # noqa: E402 - after OCL_ICD_VENDORS
 from clayout.engine import opencl_devices  # noqa: E402
 
 
+def _sycl_engine():
+    try:
+        return cly.Engine("sycl", device="opencl:cpu")
+    except (ImportError, cly.UnimplementedError) as error:
+        if os.environ.get("CI"):
+            pytest.fail(f"{error} -- CI requires the SYCL engine", pytrace=False)
+        pytest.skip(str(error))
+
+
 def _opencl_engine():
+    if TEST_PLATFORM == "sycl":
+        return _sycl_engine()
     if not opencl_devices():
         message = "no OpenCL device (install pocl-opencl-icd)"
         if os.environ.get("CI"):
@@ -75,7 +97,7 @@ def engine(request):
 
 def _engine_with_strategy(cl_engine, monkeypatch, strategy):
     monkeypatch.setenv("CLAYOUT_STRATEGY", strategy)
-    engine = cly.Engine("opencl", device=cl_engine.device)
+    engine = cly.Engine(cl_engine.kind, device=cl_engine.device)
     monkeypatch.delenv("CLAYOUT_STRATEGY")
     return engine
 
@@ -106,7 +128,7 @@ def kernels_decline(monkeypatch):
     def decline_types(*types):
         def decline(cls, problem, engine):
             hit = {problem.src_md.data_type, problem.dst_md.data_type} & set(types)
-            if hit and engine.is_opencl:
+            if hit and engine.is_device:
                 return f"{sorted(hit)[0]}: declined by the test"
             return original(cls, problem, engine)
         monkeypatch.setattr(GeneratedKernel, "decline", classmethod(decline))

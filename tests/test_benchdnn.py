@@ -17,6 +17,7 @@ from clayout.benchdnn.cases import prepare
 from clayout.benchdnn.layout import tag_layout, trim_meta_tag
 from clayout.benchdnn.options import UsageError, batch_tokens, parse, parse_oflag, parse_quant
 from clayout.benchdnn.values import TYPES, fill_values
+from conftest import TEST_PLATFORM
 
 SHARED = pathlib.Path(__file__).resolve().parents[2] / "shared" / "benchdnn"
 BATCHES = pathlib.Path(__file__).resolve().parents[1] / "clayout" / "benchdnn" / "batches"
@@ -289,7 +290,8 @@ def test_onednn_batch_files_pass(cl_engine, driver, batch):
         if os.environ.get("CI"):
             pytest.fail(f"{path} is missing: CI runs with shared/ beside the checkout")
         pytest.skip(f"{path} is not next to this checkout")
-    done = subprocess.run([sys.executable, "-m", "clayout.benchdnn", "--engine=opencl",
+    engine = "--engine=sycl" if TEST_PLATFORM == "sycl" else "--engine=opencl"
+    done = subprocess.run([sys.executable, "-m", "clayout.benchdnn", engine,
                            f"--{driver}", f"--batch={path}"], capture_output=True, text=True,
                           timeout=900)
     lines = done.stdout.strip().splitlines()

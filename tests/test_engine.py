@@ -17,16 +17,16 @@ def test_opencl_engine_names_its_device(cl_engine):
 
 
 def test_profile_is_read_once_per_device(cl_engine):
-    other = cly.Engine("opencl", device=cl_engine.device)
+    other = cly.Engine(cl_engine.kind, device=cl_engine.device)
     assert other.profile is cl_engine.profile
 
 
 def test_strategy_can_be_forced(cl_engine, monkeypatch):
     monkeypatch.setenv("CLAYOUT_STRATEGY", "gpu")
-    assert cly.Engine("opencl", device=cl_engine.device).profile.strategy == "gpu"
+    assert cly.Engine(cl_engine.kind, device=cl_engine.device).profile.strategy == "gpu"
     monkeypatch.setenv("CLAYOUT_STRATEGY", "fast")
     with pytest.raises(cly.InvalidArgumentError, match="CLAYOUT_STRATEGY='fast'"):
-        cly.Engine("opencl", device=cl_engine.device)
+        cly.Engine(cl_engine.kind, device=cl_engine.device)
 
 
 def test_default_engine_prefers_opencl(cl_engine, monkeypatch):

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 import clayout as cly
+from conftest import DEVICE_IMPL
 import reference as ref
 
 ENGINES = ["host_engine", "cpu_engine", "gpu_engine"]
@@ -88,8 +89,8 @@ def group_count(dims, mask, groups):
 
 def check_impl(reorder, engine):
     __tracebackhide__ = True
-    if engine.is_opencl:
-        assert reorder.impl.startswith("ocl:"), f"ran on {reorder.impl!r}"
+    if engine.is_device:
+        assert reorder.impl.startswith(DEVICE_IMPL), f"ran on {reorder.impl!r}"
 
 
 def run(src_md, dst_md, attr, engine, src_raw, dst_raw):

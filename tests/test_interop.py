@@ -88,7 +88,7 @@ def test_engines_on_one_context_are_one_engine(cl_engine):
     a = cly.Engine("opencl", context=cl_engine.context)
     b = cly.Engine("opencl", context=cl_engine.context)
     assert a == b == cl_engine and hash(a) == hash(b) and a is not b
-    other = cly.Engine("opencl", device=cl_engine.device)   # a context of its own
+    other = cly.Engine(cl_engine.kind, device=cl_engine.device)   # a context of its own
     assert other != a
     md = cly.MemoryDesc((3, 5), "f32")
     values = np.arange(15, dtype=np.float32).reshape(3, 5)

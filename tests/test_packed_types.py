@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import clayout as cly
+from conftest import DEVICE_IMPL
 import reference as ref
 
 ENGINES = ["host_engine", "cpu_engine", "gpu_engine"]
@@ -32,8 +33,8 @@ def eng(request):
 
 def check_impl(reorder, engine):
     __tracebackhide__ = True
-    if engine.is_opencl:
-        assert reorder.impl.startswith("ocl:"), f"ran on {reorder.impl!r}"
+    if engine.is_device:
+        assert reorder.impl.startswith(DEVICE_IMPL), f"ran on {reorder.impl!r}"
 
 
 # -- values -------------------------------------------------------------------------

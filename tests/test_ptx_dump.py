@@ -65,7 +65,7 @@ def test_threads_building_the_same_program_leave_one_whole_file(cl_engine, tmp_p
     folder = tmp_path / "kernels"
     monkeypatch.setenv("CLAYOUT_DUMP_KERNELS", str(folder))
     # Each engine has its own context, so each thread builds (and dumps) the program.
-    engines = [cly.Engine("opencl", device=cl_engine.device) for _ in range(4)]
+    engines = [cly.Engine(cl_engine.kind, device=cl_engine.device) for _ in range(4)]
     sources, errors = [], []
 
     def run(engine):

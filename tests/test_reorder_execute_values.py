@@ -1034,7 +1034,7 @@ def test_widening_keeps_no_engine_alive(cl_engine):
     import weakref
 
     def use():
-        engine = cly.Engine("opencl", device=cl_engine.device)
+        engine = cly.Engine(cl_engine.kind, device=cl_engine.device)
         md, dmd = cly.MemoryDesc((2, 8), "f32"), cly.MemoryDesc((2, 8), "s8")
         prim = cly.Reorder(md, dmd, engine=engine,
                            attr=cly.Attr(src_scales=cly.Scales(mask=0b10, data_type="bf16")))

@@ -399,7 +399,7 @@ def test_runtime_dims_same_type(cl_engine, host_engine, dt):
     the start of longer buffers: spare nibbles kept, nothing built after
     creation (on OpenCL, in a context of its own: whatever the per-shape
     path needs is built at creation, whichever test ran before)."""
-    for engine in (cly.Engine("opencl", device=cl_engine.device), host_engine):
+    for engine in (cly.Engine(cl_engine.kind, device=cl_engine.device), host_engine):
         rng = np.random.default_rng(len(dt))
         one = cly.MemoryDesc((R,), dt, tag="a")
         two = cly.MemoryDesc((R, R), dt, tag="ab")
@@ -423,7 +423,7 @@ def test_runtime_dims_same_type(cl_engine, host_engine, dt):
 def test_runtime_dims_conversion_with_gaps(cl_engine, host_engine, dt):
     """f32 (R, R) -> 4-bit (R, R) with runtime row strides: rows of odd
     length starting mid-byte, gaps between them, spare nibbles after."""
-    for engine in (cly.Engine("opencl", device=cl_engine.device), host_engine):
+    for engine in (cly.Engine(cl_engine.kind, device=cl_engine.device), host_engine):
         rng = np.random.default_rng(3 + len(dt))
         r = cly.Reorder(cly.MemoryDesc((R, R), "f32", tag="ab"),
                         cly.MemoryDesc((R, R), dt, strides=(R, 1)), engine=engine)
@@ -489,7 +489,7 @@ def test_from_numpy_and_to_numpy_convert_on_the_device(cl_engine, monkeypatch, d
     the layout on the device, through a dense staging tensor: for 4-bit types
     its bytes are packed two elements a byte, not NumPy's one a byte."""
     monkeypatch.setenv("CLAYOUT_CONVERT_ON_DEVICE_BYTES", "1")
-    engine = cly.Engine("opencl", device=cl_engine.device)
+    engine = cly.Engine(cl_engine.kind, device=cl_engine.device)
     assert engine.caps.convert_on_device_bytes == 1
     rng = np.random.default_rng(len(dt) + len(tag))
     codes = random_codes(dims, rng)

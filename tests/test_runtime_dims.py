@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import clayout as cly
+from conftest import DEVICE_IMPL, TEST_PLATFORM
 from clayout.gpu.runtime_plan import magic
 from reference import (NP, Blocking, assert_bytes, assert_padding_nibbles_zero,
                        assert_padding_zero, assert_same, blocked_offsets, blocking,
@@ -66,7 +67,7 @@ def test_one_primitive_runs_50_shapes_without_a_build(request, strategy):
     src_p = cly.MemoryDesc((R, 16, R, R), "f32", tag="nchw")
     dst_p = cly.MemoryDesc((R, 16, R, R), "f32", tag="nChw16c")
     r = cly.Reorder(src_p, dst_p, engine=engine)
-    assert r.impl == "ocl:runtime"
+    assert r.impl == DEVICE_IMPL + "runtime"
     rng = np.random.default_rng(50)
     shapes = set()
     while len(shapes) < 50:
@@ -136,7 +137,7 @@ def test_layouts_types_and_masks(request, strategy, case):
     stag, dtag, pattern, sdt, ddt, shapes = case
     r = cly.Reorder(cly.MemoryDesc(pattern, sdt, tag=stag), cly.MemoryDesc(pattern, ddt, tag=dtag),
                     engine=engine)
-    assert r.impl == "ocl:runtime"
+    assert r.impl == DEVICE_IMPL + "runtime"
     builds = cly.kernel_cache.builds
     rng = np.random.default_rng(len(shapes))
     stream = cly.Stream(engine)
@@ -219,7 +220,7 @@ def test_f32_to_s8_with_attributes(request, strategy, kind):
     r = cly.Reorder(cly.MemoryDesc((R, 19, R, R), "f32", tag="nchw"),
                     cly.MemoryDesc((R, 19, R, R), "s8", tag="nChw16c"), engine=engine,
                     attr=cly.Attr(**kw))
-    assert r.impl == "ocl:runtime"
+    assert r.impl == DEVICE_IMPL + "runtime"
     stream = cly.Stream(engine)
     for dims in ATTR_SHAPES:
         values = (rng.normal(0, 60, dims)).astype(np.float32)
@@ -311,7 +312,7 @@ def test_runtime_strides_leave_gaps_untouched(request, strategy, pattern, pstrid
     dense_p = cly.MemoryDesc(pattern, "f32")
     src_p, dst_p = (dense_p, strided_p) if direction == "into" else (strided_p, dense_p)
     r = cly.Reorder(src_p, dst_p, engine=engine)
-    assert r.impl == "ocl:runtime"
+    assert r.impl == DEVICE_IMPL + "runtime"
     builds = cly.kernel_cache.builds
     rng = np.random.default_rng(11)
     stream = cly.Stream(engine)
@@ -341,7 +342,7 @@ def test_blocked_runtime_strides_with_gaps_and_padding(request, strategy):
     engine = strategy_engine(request, strategy)
     pattern = cly.MemoryDesc((R, 20, R, R), "f32", tag="nChw16c", strides=(R, R, R, 16))
     r = cly.Reorder(cly.MemoryDesc((R, 20, R, R), "f32", tag="nchw"), pattern, engine=engine)
-    assert r.impl == "ocl:runtime"
+    assert r.impl == DEVICE_IMPL + "runtime"
     rng = np.random.default_rng(12)
     stream = cly.Stream(engine)
     for dims, strides in [((2, 20, 3, 5), (1000, 400, 112, 16)), ((1, 20, 1, 1), (64, 32, 16, 16))]:
@@ -374,6 +375,7 @@ def test_one_strided_pattern_on_both_sides_with_different_strides(cl_engine):
         assert_bytes(dst.raw(), want, what=f"{dims} strides {s_strides} -> {d_strides}")
 
 
+@pytest.mark.skipif(TEST_PLATFORM == "sycl", reason="a pyopencl Array view: OpenCL only")
 def test_a_destination_with_an_offset_in_a_shared_buffer(cl_engine):
     import pyopencl.array as cl_array
 
@@ -426,7 +428,7 @@ def test_shuffle_with_runtime_spatial_and_batch(cl_engine, stag, dtag, channels,
     src_p = cly.MemoryDesc(pattern, dt, tag=stag)
     dst_p = None if dtag is None else cly.MemoryDesc(pattern, dt, tag=dtag)
     sh = cly.Shuffle(src_p, 1, group, backward=backward, engine=cl_engine, dst_md=dst_p)
-    assert sh.impl == "ocl:runtime"
+    assert sh.impl == DEVICE_IMPL + "runtime"
     dtag = dtag or stag
     builds = cly.kernel_cache.builds
     rng = np.random.default_rng(channels)
@@ -509,7 +511,7 @@ def _nibble_want(values, sdt, ddt):
 def test_4bit_types_run_every_shape_without_a_build(cl_engine, sdt, stag, ddt, dtag):
     # A context of its own: whatever the host path needs is built for it
     # here, whichever test ran before.
-    engine = cly.Engine("opencl", device=cl_engine.device)
+    engine = cly.Engine(cl_engine.kind, device=cl_engine.device)
     pattern = (R, 19, R, R)
     r = cly.Reorder(cly.MemoryDesc(pattern, sdt, tag=stag), cly.MemoryDesc(pattern, ddt, tag=dtag),
                     engine=engine)
@@ -518,7 +520,7 @@ def test_4bit_types_run_every_shape_without_a_build(cl_engine, sdt, stag, ddt, d
     # (two elements share a byte) go to the host path.
     builds = cly.kernel_cache.builds
     assert r.impl.startswith("host:numpy (" if ddt in ("s4", "u4", "f4_e2m1")
-                             else "ocl:runtime"), r.impl
+                             else DEVICE_IMPL + "runtime"), r.impl
     stream = cly.Stream(engine)
     rng = np.random.default_rng(9)
     for dims in [(2, 19, 3, 5), (1, 19, 1, 1), (1, 19, 2, 3)]:
@@ -703,6 +705,7 @@ def test_with_dims_that_do_not_fill_the_pattern_are_refused(pattern, dims, strid
 # 7. Events, queues and threads
 # =============================================================================
 
+@pytest.mark.skipif(TEST_PLATFORM == "sycl", reason="pyopencl events and queues: OpenCL only")
 @pytest.mark.parametrize("dt", ["f32", "s4"], ids=["kernel", "host-path"])
 def test_execute_does_not_block_on_an_unset_user_event(cl_engine, dt):
     import pyopencl as cl
@@ -742,6 +745,7 @@ def test_execute_does_not_block_on_an_unset_user_event(cl_engine, dt):
         assert np.array_equal(got, nibble_codes(values, "s4"))
 
 
+@pytest.mark.skipif(TEST_PLATFORM == "sycl", reason="pyopencl events and queues: OpenCL only")
 def test_a_pyopencl_queue_and_threads_sharing_one_primitive(cl_engine):
     import pyopencl as cl
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import clayout as cly
+from conftest import DEVICE_IMPL
 from reference import round_float
 from small_types_reference import (BITS, FLOAT_FORMATS, INT_FORMATS, all_codes, decode,
                                    encode, encode_e8m0, is_nan_code, pack_nibbles,
@@ -367,6 +368,6 @@ def test_opencl_serves_every_pair(cl_engine, sdt):
     declined = []
     for ddt in OCL_TYPES:
         r = cly.Reorder(cly.MemoryDesc((4, 6), sdt), cly.MemoryDesc((4, 6), ddt), engine=cl_engine)
-        if not r.impl.startswith("ocl:"):
+        if not r.impl.startswith(DEVICE_IMPL):
             declined.append(f"{sdt}->{ddt}: {r.impl}")
     assert not declined, f"{len(declined)} pairs not served by OpenCL:\n" + "\n".join(declined)

@@ -11,7 +11,7 @@ paths resolve from the file's folder). The whole command line is parsed
 before anything runs: an unknown option or a malformed value stops with an
 error (exit status 2).
 
-Common options: ``--engine=opencl|host[:INDEX]`` (benchdnn's ``gpu`` and
+Common options: ``--engine=opencl|sycl|host[:INDEX]`` (benchdnn's ``gpu`` and
 ``cpu`` name them too), ``--mode=C|P|CP|F|R|I|L``, ``--match=REGEX``,
 ``--start=N``, ``--skip-impl=A,B``, ``--impl=A,B``, ``-vN``,
 ``--canonical=BOOL``, ``--mem-check=BOOL``, ``--max-ms-per-prb=N``,

@@ -243,7 +243,8 @@ def _reorder(problem: Problem) -> Case:
     cross = o["cross-engine"]
     if cross != "none" and problem.settings.engine == "host":
         raise Declined("SKIPPED", f"CASE_NOT_SUPPORTED: --cross-engine={cross} moves data "
-                                  f"between the host and an OpenCL engine (--engine=opencl)")
+                                  f"between the host and a device engine (--engine=opencl "
+                                  f"or sycl)")
     for name in ("sdt", "ddt"):
         if o[name] not in DATA_TYPES:
             raise unimplemented(f"data type {o[name]} is not supported by clayout")

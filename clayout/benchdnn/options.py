@@ -290,10 +290,11 @@ INERT = {"allow-enum-tags-only", "attr-scratchpad", "attr-same-pd-check", "cold-
 
 def _engine(value):
     kind, _, index = value.partition(":")
-    if kind not in ("opencl", "gpu", "host", "cpu"):
-        raise UsageError(f"--engine={value}: expected opencl (or gpu) or host (or cpu), "
-                         f"with an optional :INDEX")
-    return ("host" if kind in ("host", "cpu") else "opencl"), _int("engine", index or "0")
+    if kind not in ("opencl", "gpu", "sycl", "host", "cpu"):
+        raise UsageError(f"--engine={value}: expected opencl (or gpu), sycl or host (or "
+                         f"cpu), with an optional :INDEX")
+    kind = {"gpu": "opencl", "cpu": "host"}.get(kind, kind)
+    return kind, _int("engine", index or "0")
 
 
 def common_option(settings: Settings, name: str, value: str) -> Settings | None:

@@ -70,6 +70,8 @@ class Runner:
         if key not in self._engines:
             if settings.engine == "host":
                 self._engines[key] = Engine("host")
+            elif settings.engine == "sycl":
+                self._engines[key] = _sycl_engine(settings.engine_index)
             else:
                 devices = opencl_devices()
                 if settings.engine_index >= len(devices):
@@ -77,7 +79,8 @@ class Runner:
                                      f"{len(devices)} OpenCL devices")
                 self._engines[key] = Engine("opencl", device=devices[settings.engine_index])
         engine = self._engines[key]
-        self.engines_used.add("host" if engine.caps is None else f"opencl ({engine.caps.name})")
+        self.engines_used.add("host" if engine.caps is None
+                              else f"{engine.kind} ({engine.caps.name})")
         return engine
 
     # -- the batch ------------------------------------------------------------------
@@ -120,7 +123,7 @@ class Runner:
     def _prepare_window(self, problems):
         start = time.perf_counter()
         batch = contextlib.nullcontext()
-        if any(p.settings.engine == "opencl" and p.settings.mode != "L" for p in problems):
+        if any(p.settings.engine != "host" and p.settings.mode != "L" for p in problems):
             from ..gpu.build import batch_builds
             batch = batch_builds()
         with batch:
@@ -244,7 +247,7 @@ class Runner:
             start = time.perf_counter()
             event = primitive.execute(stream, src, dst, **values)
             stream.wait()
-            seconds = _device_seconds(event)
+            seconds = None if event is None else primitive.engine.backend.seconds(event)
             seconds = time.perf_counter() - start if seconds is None else seconds
             times.append(seconds)
             total += seconds
@@ -297,11 +300,17 @@ class Runner:
         return 1 if self.failing else 0
 
 
-def _device_seconds(event):
-    if event is None:
-        return None
-    from ..gpu.events import device_seconds
-    return device_seconds(event)
+def _sycl_engine(index: int) -> Engine:
+    """The SYCL engine on dpctl's device ``index``."""
+    from ..backends.sycl import require_dpctl
+
+    try:
+        devices = require_dpctl().get_devices()
+    except ImportError as error:
+        raise UsageError(f"--engine=sycl: {error}") from None
+    if index >= len(devices):
+        raise UsageError(f"--engine=sycl:{index}: there are {len(devices)} SYCL devices")
+    return Engine("sycl", device=devices[index])
 
 
 def _error_outcome(error) -> Outcome:

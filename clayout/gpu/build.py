@@ -1,4 +1,6 @@
-"""Build generated kernels once per (context, kernel key) and launch them."""
+"""Build generated kernels once per (context, kernel key) and launch them,
+through the engine's backend (clayout/backends): the same kernels for
+OpenCL and SYCL engines."""
 from __future__ import annotations
 
 import contextlib
@@ -6,7 +8,6 @@ import hashlib
 import math
 import os
 import threading
-import time
 
 import numpy as np
 import pyopencl as cl
@@ -76,21 +77,12 @@ def _logs(raw) -> str:
 
 
 def _build(engine, source: str, names: list[str]) -> list:
-    """Build one program; its kernels named ``names``. The compiler's log
-    goes to the verbose lines: level 2 after a build, level 1 when it failed."""
+    """Build one program on ``engine``; its kernels named ``names``."""
     _dump(source)
-    start = time.perf_counter()
+    kernels = engine.backend.build(source, names)
     label = names[0] if len(names) == 1 else f"{len(names)} kernels"
-    try:
-        program, log = compile_program(engine.context, source, build_options(engine.device))
-    except cl.Error as error:
-        verbose.log("compiler", "opencl", "", label, text=str(error))
-        raise
-    verbose.log("build", "opencl", "", label, time=f"{(time.perf_counter() - start) * 1e3:.2f}ms")
-    if log:
-        verbose.log("compiler", "opencl", "", label, min_level=2, text=log)
-    verbose.log("source", "opencl", "", label, min_level=2, text=source)
-    return [getattr(program, name) for name in names]
+    verbose.log("source", engine.kind, "", label, min_level=2, text=source)
+    return kernels
 
 
 class _LockedKernel:
@@ -105,6 +97,9 @@ class _LockedKernel:
 
     def __init__(self, engine, source: str, name: str):
         self.source, self.name = source, name
+        # The backend's class: its launch needs no engine (a kernel must not
+        # keep its context alive through the cache).
+        self._runtime = type(engine.backend)
         self._kernel = None
         self._engine = None  # held only until built: the cache must not keep a context alive
         self._lock = threading.Lock()
@@ -125,11 +120,12 @@ class _LockedKernel:
 
     def _enqueue(self, queue, global_size, local_size, args, wait_for=None, offset=None):
         kernel = self._kernel or self.kernel  # the lock only while it may still need building
+        if not self._runtime.args_are_state:
+            return self._runtime.enqueue(queue, kernel, global_size, local_size, args,
+                                         wait_for, offset)
         with self._lock:
-            kernel.set_args(*args)
-            return cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size,
-                                              global_work_offset=offset,
-                                              wait_for=wait_for or None)
+            return self._runtime.enqueue(queue, kernel, global_size, local_size, args,
+                                         wait_for, offset)
 
 
 _batch = threading.local()
@@ -157,7 +153,7 @@ def _build_together(kernels):
     for k in kernels:
         engine = k._engine
         if engine is not None:  # else already built by a launch
-            by_context.setdefault(engine.context, (engine, []))[1].append(k)
+            by_context.setdefault(engine.backend.kernel_scope, (engine, []))[1].append(k)
     for engine, group in by_context.values():
         todo = [k for k in group if k._kernel is None]
         if not todo:
@@ -165,7 +161,7 @@ def _build_together(kernels):
         try:
             built = _build(engine, "\n".join(k.source for k in todo),
                            [k.name for k in todo])
-        except cl.Error:
+        except engine.backend.build_errors:
             continue  # each kernel is built alone on first launch, to name its error
         for k, kernel in zip(todo, built):
             with k._lock:
@@ -199,8 +195,7 @@ class Kernel(_LockedKernel):
         where the built kernel allows fewer (CL_KERNEL_WORK_GROUP_SIZE: a
         register-heavy kernel can), laid out by ``KernelPlan.ndrange``."""
         if self._ndrange is None:
-            allowed = self.kernel.get_work_group_info(
-                cl.kernel_work_group_info.WORK_GROUP_SIZE, self._device)
+            allowed = self._runtime.work_group_limit(self.kernel, self._device)
             self._ndrange = self.plan.ndrange(max(1, min(self.plan.work_group, allowed)))
         return self._ndrange
 
@@ -239,7 +234,7 @@ class Kernel(_LockedKernel):
     def _launch(self, queue, local_size, args, wait_for):
         events = [self._enqueue(queue, size, local_size, args, wait_for, offset)
                   for size, offset in self._parts()]
-        return events[0] if len(events) == 1 else marker(queue, events)
+        return events[0] if len(events) == 1 else self._runtime.marker_on(queue, events)
 
 
 class RuntimeKernel(_LockedKernel):
@@ -258,8 +253,7 @@ class RuntimeKernel(_LockedKernel):
         attribute values, then the runtime values) for ``items`` work-items
         (in parts past MAX_LAUNCH_ITEMS); returns its Event."""
         if self._local is None:
-            allowed = self.kernel.get_work_group_info(
-                cl.kernel_work_group_info.WORK_GROUP_SIZE, self._device)
+            allowed = self._runtime.work_group_limit(self.kernel, self._device)
             self._local = max(1, min(self.plan.work_group, allowed))
         local = self._local
         total = -(-items // local) * local
@@ -267,24 +261,24 @@ class RuntimeKernel(_LockedKernel):
         events = [self._enqueue(queue, (min(step, total - first),), (local,), (src, dst, *args),
                                 wait_for, None if first == 0 else (first,))
                   for first in range(0, total, step)]
-        return events[0] if len(events) == 1 else marker(queue, events)
+        return events[0] if len(events) == 1 else self._runtime.marker_on(queue, events)
 
 
 def get_runtime_kernel(engine, plan: RuntimePlan) -> RuntimeKernel:
     """The runtime-dims kernel for ``plan`` on ``engine``, built on first use only."""
-    return kernel_cache.get(engine.context, _kernel_key(engine, plan),
+    return kernel_cache.get(engine.backend.kernel_scope, _kernel_key(engine, plan),
                             lambda: RuntimeKernel(engine, plan))
 
 
 def _kernel_key(engine, key):
     # Per device too: a kernel's NDRange and build options are the device's.
-    return (engine.device.int_ptr, key)
+    return (engine.backend.device_key, key)
 
 
 def get_kernel(engine, plan: KernelPlan) -> Kernel:
     """The kernel for ``plan`` on ``engine``'s context and device, built on
     first use only (the plan, strategy included, is the key)."""
-    return kernel_cache.get(engine.context, _kernel_key(engine, plan),
+    return kernel_cache.get(engine.backend.kernel_scope, _kernel_key(engine, plan),
                             lambda: Kernel(engine, plan))
 
 
@@ -302,45 +296,48 @@ class _MaskedWrite(_LockedKernel):
         return self._enqueue(queue, (size,), (self.local,), args, wait_for)
 
 
-def upload(engine, values: np.ndarray):
-    """A read-only device buffer holding ``values``."""
-    flags = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
-    return cl.Buffer(engine.context, flags, hostbuf=np.ascontiguousarray(values))
-
-
 def masked_write_kernel(engine) -> _MaskedWrite:
     """The masked byte copy for ``engine``, built on first use only."""
-    return kernel_cache.get(engine.context, _kernel_key(engine, ("masked_write",)),
+    return kernel_cache.get(engine.backend.kernel_scope, _kernel_key(engine, ("masked_write",)),
                             lambda: _MaskedWrite(engine))
+
+
+class _ZeroFill(_LockedKernel):
+    """Zeroes bytes (templates/zero_fill.cl.mako): a new memory's fill where
+    the runtime has no fill command of its own (dpctl's memset blocks)."""
+
+    def __init__(self, engine):
+        super().__init__(engine, render_template("zero_fill.cl.mako"), "zero_fill")
+        self.local = min(256, engine.profile.max_work_group_size)
+
+    def launch(self, queue, buffer, count: int, wait_for=None):
+        items = -(-count // 16)  # 16 bytes a work-item
+        size = -(-items // self.local) * self.local
+        return self._enqueue(queue, (size,), (self.local,), (buffer, np.uint64(count)),
+                             wait_for)
+
+
+def zero_fill_kernel(engine) -> _ZeroFill:
+    """The zero fill for ``engine``, built on first use only."""
+    return kernel_cache.get(engine.backend.kernel_scope, _kernel_key(engine, ("zero_fill",)),
+                            lambda: _ZeroFill(engine))
 
 
 def write_masked(engine, queue, buffer, first: int, image: np.ndarray, mask=None):
     """Enqueue writing ``image`` into ``buffer`` from byte ``first``: every
     byte, or (with ``mask``) only the bits the mask sets; returns the Event."""
     if mask is None:
-        return cl.enqueue_copy(queue, buffer, image, dst_offset=first, is_blocking=False)
+        return engine.backend.write_async(queue, buffer, first, image)
     kernel = masked_write_kernel(engine)
-    flags = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
-    image_buffer = cl.Buffer(engine.context, flags, hostbuf=image)
-    mask_buffer = cl.Buffer(engine.context, flags, hostbuf=mask)
+    image_buffer, mask_buffer = engine.backend.upload(image), engine.backend.upload(mask)
     return kernel.launch(queue, buffer, first, image_buffer, mask_buffer, image.size)
-
-
-def copy_buffer(queue, dst, src, nbytes, wait_for=None):
-    """Enqueue a plain device copy of ``nbytes``; returns its Event."""
-    return cl.enqueue_copy(queue, dst, src, byte_count=nbytes, wait_for=wait_for or None)
 
 
 def copy_masked(engine, queue, dst, src, first: int, mask, wait_for=None):
     """Enqueue copying bytes from ``first`` of device buffer ``src`` into the
     same bytes of ``dst``, only the bits set in ``mask`` (a device buffer,
-    one byte per byte copied: see ``upload``); returns its Event. For bytes
+    one byte per byte copied: see the backend's ``upload``); returns its Event. For bytes
     a destination shares with another tensor (a 4-bit neighbour)."""
     count = mask.size
     return masked_write_kernel(engine).launch(queue, dst, first, src, mask, count,
                                               image_first=first, wait_for=wait_for)
-
-
-def marker(queue, wait_for=None):
-    """An Event that completes when everything before it on ``queue`` has."""
-    return cl.enqueue_marker(queue, wait_for=wait_for or None)

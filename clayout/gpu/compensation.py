@@ -118,5 +118,5 @@ def get_compensation_kernel(engine, md: MemoryDesc) -> CompensationKernel | None
         return None
     # scale_adjust does not shape the kernel: key on the layout and masks.
     key = ("compensation", md.without_extra(), md.extra.masks(), md.compensation_offset)
-    return kernel_cache.get(engine.context, _kernel_key(engine, key),
+    return kernel_cache.get(engine.backend.kernel_scope, _kernel_key(engine, key),
                             lambda: CompensationKernel(engine, md))

@@ -20,11 +20,33 @@ def in_order(queue) -> bool:
     return not queue.properties & _OUT_OF_ORDER
 
 
+def status(event) -> int:
+    """An OpenCL event's status: < 0 failed, 0 (COMPLETE) done, > 0 pending."""
+    return event.command_execution_status
+
+
+def recorded(event, queue):
+    """The queue a write's ``event``, enqueued on ``queue``, stands for in
+    PendingWrites: None for a user event (it is on no queue: a later command
+    there does not end after it). A command clayout enqueued counts as its
+    own from now (see ``doubtful``)."""
+    if event.command_type == _USER:
+        return None
+    if queue is not None:
+        mark_own(event)
+    return queue
+
+
+def flush(queue) -> None:
+    queue.flush()
+
+
 class PendingWrites:
     """The writes clayout enqueued on one buffer that may still run.
 
     Each entry keeps its event, the queue its command went to (None for a
-    user event) and the descriptor it wrote (None: anywhere), so that a
+    user event), the descriptor it wrote (None: anywhere) and the runtime's
+    event operations (``ops``: a backend, see clayout/backends), so that a
     command waits only for writes that may touch what it touches. An event on
     an in-order queue supersedes the earlier ones of that queue (they finish
     first); a queue is flushed before another waits on it (OpenCL needs that
@@ -36,47 +58,44 @@ class PendingWrites:
     Safe to use from any thread.
     """
 
-    def __init__(self, events=()):
+    def __init__(self, events=(), ops=None):
         self.lock = threading.RLock()
-        self._entries = [(e, None, None) for e in events]
+        self.ops = ops = ops or OPENCL_EVENTS
+        self._entries = [(e, None, None, ops) for e in events]
         self._failed = []
 
     def _prune(self):
         kept = []
         for entry in self._entries:
-            status = entry[0].command_execution_status
-            if status < 0:
+            state = entry[3].status(entry[0])
+            if state < 0:
                 self._failed.append(entry)
-            elif status != _DONE:
+            elif state != _DONE:
                 kept.append(entry)
         self._entries = kept
 
-    def add(self, event, queue=None, md=None):
+    def add(self, event, queue=None, md=None, ops=None):
         """Record a write of ``md`` (None: anywhere), enqueued on ``queue``
-        (a user event is on no queue: a later command there does not end
-        after it, so it never stands for it). A command clayout enqueued
-        (not a user event) counts as its own from now (see ``doubtful``)."""
-        if event.command_type == _USER:
-            queue = None
-        elif queue is not None:
-            mark_own(event)
-        same = queue if queue is not None and in_order(queue) else None
+        (``ops``: the runtime's event operations, when not this buffer's)."""
+        ops = ops or self.ops
+        queue = ops.recorded(event, queue)
+        same = queue if queue is not None and ops.in_order(queue) else None
         with self.lock:
             # One pass: drop the finished, keep the failed for the next
             # reader, and let this event stand for its queue's earlier ones.
             kept = []
             for entry in self._entries:
-                status = entry[0].command_execution_status
-                if status < 0:
+                state = entry[3].status(entry[0])
+                if state < 0:
                     self._failed.append(entry)
-                elif status == _DONE:
+                elif state == _DONE:
                     continue
                 elif same is not None and (entry[1] is same or entry[1] == same):
                     if entry[2] is None or entry[2] != md:
                         md = None  # now stands for writes elsewhere too
                 else:
                     kept.append(entry)
-            kept.append((event, queue, md))
+            kept.append((event, queue, md, ops))
             self._entries = kept
 
     def wait_list(self, queue=None, md=None) -> list:
@@ -91,23 +110,31 @@ class PendingWrites:
             failed = [e for e in self._failed if may_overlap(e[2], md)]
             if failed:
                 self._failed = [e for e in self._failed if e not in failed]
-                status = failed[0][0].command_execution_status
+                state = failed[0][3].status(failed[0][0])
                 raise ExecutionError(
-                    f"a write clayout enqueued on this memory failed (status {status}); "
+                    f"a write clayout enqueued on this memory failed (status {state}); "
                     f"its values are undefined until written again")
             # A command on an in-order queue starts after that queue's
             # earlier commands: their events need not be waited for (a
             # shorter list also enqueues faster).
-            same = queue if queue is not None and in_order(queue) else None
+            same = queue if queue is not None and self.ops.in_order(queue) else None
             entries = [e for e in self._entries
                        if (same is None or e[1] is None or e[1] != same)
                        and may_overlap(e[2], md)]
         flushed = []
-        for _, q, _ in entries:
+        for _, q, _, ops in entries:
             if q is not None and q != queue and q not in flushed:
-                q.flush()
+                ops.flush(q)
                 flushed.append(q)
-        return [e for e, _, _ in entries]
+        return [e[0] for e in entries]
+
+    def wait(self, md=None) -> None:
+        """Block until the pending events that may touch ``md`` (None:
+        anywhere) have completed. Raises ExecutionError when one failed."""
+        with self.lock:
+            entries = [(e, ops) for e, _, m, ops in self._entries if may_overlap(m, md)]
+        for event, ops in entries:
+            ops.wait([event])
 
 
 # -- statuses OpenCL does not pass on ------------------------------------------------
@@ -232,19 +259,20 @@ def run_after(inputs: list, enqueue, engine, queue):
     return settle(enqueue(), doubt, engine.context, engine.caps, queue)
 
 
-# One PendingWrites per OpenCL buffer, whichever Memory objects use it; the
+# One PendingWrites per device buffer, whichever Memory objects use it; the
 # Memory objects hold theirs, so a buffer's address is not reused meanwhile.
 _BY_BUFFER: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 _BY_BUFFER_LOCK = threading.Lock()
 
 
-def pending_writes_of(buffer, events=()) -> PendingWrites:
-    """The PendingWrites of a pyopencl Buffer (made on first use, starting
-    with ``events``, e.g. a pyopencl Array's)."""
+def pending_writes_of(backend, storage, events=()) -> PendingWrites:
+    """The PendingWrites of a device buffer of ``backend`` (made on first
+    use, starting with ``events``, e.g. a pyopencl Array's)."""
+    key = (backend.kind, backend.address(storage))
     with _BY_BUFFER_LOCK:
-        pending = _BY_BUFFER.get(buffer.int_ptr)
+        pending = _BY_BUFFER.get(key)
         if pending is None:
-            return _BY_BUFFER.setdefault(buffer.int_ptr, PendingWrites(events))
+            return _BY_BUFFER.setdefault(key, PendingWrites(events, backend))
     for event in events:
         pending.add(event)
     return pending
@@ -257,7 +285,7 @@ class PendingReads(PendingWrites):
     dropped, never reported."""
 
     def _prune(self):
-        self._entries = [e for e in self._entries if e[0].command_execution_status > _DONE]
+        self._entries = [e for e in self._entries if e[3].status(e[0]) > _DONE]
 
 
 class HostPending:
@@ -300,10 +328,19 @@ def wait_in_python(events, caps=None) -> bool:
                 pass
         return all(e.command_execution_status == _DONE for e in events)
     delay = 1e-5
-    while any(e.command_execution_status > _DONE for e in events):
+    while any(_status_any(e) > _DONE for e in events):
         time.sleep(delay)
         delay = min(2 * delay, 2e-3)
-    return all(e.command_execution_status == _DONE for e in events)
+    return all(_status_any(e) == _DONE for e in events)
+
+
+def _status_any(event) -> int:
+    """The status of an OpenCL event, or of another runtime's (a host
+    memory's pending commands may come from a SYCL engine): those have a
+    ``execution_status`` that is complete or not, and never fail."""
+    if isinstance(event, cl.Event):
+        return event.command_execution_status
+    return _DONE if event.execution_status.name == "complete" else _DONE + 1
 
 
 _WATCHERS: set = set()
@@ -357,14 +394,6 @@ def device_seconds(event):
         return None
 
 
-def wait_each(events):
-    """Block until every event has completed, whatever context each belongs
-    to (``cl.wait_for_events`` takes one context). Raises ExecutionError
-    when one of them failed."""
-    for event in events:
-        wait_for_events([event])
-
-
 def wait_for_events(events):
     """Block until every event in ``events`` has completed. Raises
     ExecutionError when one of them failed."""
@@ -373,3 +402,17 @@ def wait_for_events(events):
             cl.wait_for_events(events)
         except cl.Error as error:
             raise ExecutionError(f"an event waited for failed: {error}") from None
+
+
+class _OpenCLEvents:
+    """What PendingWrites asks of OpenCL events and queues (the host
+    memories' pending commands default to these)."""
+
+    status = staticmethod(status)
+    recorded = staticmethod(recorded)
+    in_order = staticmethod(in_order)
+    flush = staticmethod(flush)
+    wait = staticmethod(wait_for_events)
+
+
+OPENCL_EVENTS = _OpenCLEvents()

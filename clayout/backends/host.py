@@ -1,0 +1,78 @@
+"""The host backend: NumPy storage, no queue; every call runs at once."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InvalidArgumentError
+
+
+class HostBackend:
+    """An Engine("host") (see clayout/backends): storage is a uint8 NumPy
+    array; there are no queues, events or kernels."""
+
+    kind = "host"
+    is_device = False
+    kernel_scope = device_key = None
+
+    def __init__(self, engine, device=None, context=None, queue=None):
+        given = {k: v for k, v in (("device", device), ("context", context), ("queue", queue))
+                 if v is not None}
+        if given:
+            name, value = next(iter(given.items()))
+            raise InvalidArgumentError(
+                f"{name}={value!r}: a host engine takes no device=, context= or queue=")
+        self.engine = engine
+        engine.device = engine.context = engine.caps = engine.profile = None
+
+    def identity(self):
+        return ("host",)
+
+    def describe(self) -> str:
+        return "<Engine host>"
+
+    def context_text(self) -> str:
+        return ""
+
+    def own_queue(self, purpose: str):
+        return None
+
+    def stream_queue(self, profiling: bool):
+        return None
+
+    def is_queue(self, value) -> bool:
+        return False
+
+    def adopt_queue(self, queue, what: str = "stream queue"):
+        raise InvalidArgumentError(f"queue {queue!r}: a host engine has no queue")
+
+    def finish(self, queue) -> None:
+        pass
+
+    def check_wait_for(self, wait_for) -> list:
+        if wait_for:
+            raise InvalidArgumentError(
+                f"wait_for {list(wait_for)!r} on <Engine host>: the host engine runs each "
+                f"call at once and cannot wait for events; wait for them first")
+        return []
+
+    def allocate(self, md, nbytes: int, data=None):
+        if data is not None:
+            return np.array(data.reshape(-1).view(np.uint8))
+        try:
+            return np.zeros(nbytes, dtype=np.uint8)
+        except MemoryError:
+            raise InvalidArgumentError(
+                f"{md!r} needs {nbytes} bytes, more than this machine can allocate") from None
+
+    def address(self, storage) -> int:
+        return storage.__array_interface__["data"][0]
+
+    def is_foreign_storage(self, value) -> bool:
+        return isinstance(value, np.ndarray)
+
+    def adopt(self, md, buffer):
+        if isinstance(buffer, np.ndarray) and buffer.dtype == np.uint8 and buffer.ndim == 1 \
+                and buffer.flags.c_contiguous:
+            return buffer, buffer.nbytes, ()
+        raise InvalidArgumentError(
+            f"buffer {buffer!r}: expected a Memory or a contiguous 1-d uint8 NumPy array")
