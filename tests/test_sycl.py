@@ -1,0 +1,324 @@
+"""The SYCL engine (dpctl): queues, USM memories, events, the same kernels
+built from OpenCL C and from SPIR-V, cross-engine copies and bad input.
+
+Runs on the SYCL queues of Intel's OpenCL CPU runtime (CLAYOUT_TEST_PLATFORM
+=sycl or intel selects it). Every result is compared with the host engine's
+bytes. Under CI a missing dpctl or runtime fails these tests."""
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import clayout as cly
+from conftest import TEST_PLATFORM
+
+pytestmark = pytest.mark.skipif(
+    TEST_PLATFORM == "pocl", reason="the SYCL engine runs on Intel's runtime, not PoCL")
+
+
+def _need_sycl():
+    try:
+        import dpctl
+        return dpctl
+    except ImportError as error:
+        if os.environ.get("CI"):
+            pytest.fail(f"dpctl is missing ({error}) -- CI requires it", pytrace=False)
+        pytest.skip(f"dpctl is missing: {error}")
+
+
+@pytest.fixture(scope="module")
+def dpctl():
+    return _need_sycl()
+
+
+@pytest.fixture(scope="module")
+def sycl(dpctl):
+    try:
+        return cly.Engine("sycl", device="opencl:cpu")
+    except cly.UnimplementedError as error:
+        if os.environ.get("CI"):
+            pytest.fail(f"{error} -- CI requires a SYCL CPU device", pytrace=False)
+        pytest.skip(str(error))
+
+
+HOST = cly.Engine("host")
+
+
+def _host_bytes(src_md, dst_md, array, attr=None):
+    src = cly.Memory.from_numpy(src_md, HOST, array)
+    dst = cly.Memory(dst_md, HOST)
+    cly.Reorder(src_md, dst_md, engine=HOST, attr=attr).execute(cly.Stream(HOST), src, dst)
+    return dst.raw()
+
+
+def _sycl_bytes(engine, src_md, dst_md, array, attr=None):
+    src = cly.Memory.from_numpy(src_md, engine, array)
+    dst = cly.Memory(dst_md, engine)
+    prim = cly.Reorder(src_md, dst_md, engine=engine, attr=attr)
+    event = prim.execute(cly.Stream(engine), src, dst)
+    event.wait()
+    return prim, dst.raw()
+
+
+CASES = [
+    ("f32 nchw -> nhwc", (2, 19, 5, 7), "f32", "nchw", "f32", "nhwc", None),
+    ("f32 nchw -> nChw16c", (2, 19, 5, 7), "f32", "nchw", "f32", "nChw16c", None),
+    ("f32 -> bf16 nChw16c", (2, 19, 5, 7), "f32", "nchw", "bf16", "nChw16c", None),
+    ("f32 -> s8 per-channel", (2, 19, 5, 7), "f32", "nchw", "s8", "nhwc",
+     cly.Attr(dst_scales=cly.Scales(mask=2, values=np.linspace(0.5, 2, 19)))),
+    ("oihw -> OIhw4i16o4i s8", (20, 19, 3, 3), "s8", "oihw", "s8", "OIhw4i16o4i", None),
+    ("u8 -> f32 zero point", (3, 40), "u8", "ab", "f32", "ba",
+     cly.Attr(src_zero_point=cly.ZeroPoints(values=[7]))),
+]
+
+
+@pytest.mark.parametrize("strategy", ["cpu", "gpu"])
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_reorders_match_the_host(dpctl, sycl, case, strategy, monkeypatch):
+    _, dims, st, stag, dt, dtag, attr = case
+    monkeypatch.setenv("CLAYOUT_STRATEGY", strategy)
+    engine = cly.Engine("sycl", device=sycl.device)
+    monkeypatch.delenv("CLAYOUT_STRATEGY")
+    src_md, dst_md = cly.MemoryDesc(dims, st, tag=stag), cly.MemoryDesc(dims, dt, tag=dtag)
+    rng = np.random.default_rng(1)
+    array = rng.integers(0, 100, dims) if st in ("u8", "s8") else rng.standard_normal(dims)
+    array = array.astype(src_md.dtype.numpy)
+    prim, got = _sycl_bytes(engine, src_md, dst_md, array, attr)
+    assert prim.impl == "sycl:generated"
+    assert got.tobytes() == _host_bytes(src_md, dst_md, array, attr).tobytes()
+
+
+def test_grouped_decompression_and_shuffle_match_the_host(sycl):
+    dims = (64, 96)
+    scales = cly.Scales(mask=3, groups=(32, 1), values=np.linspace(0.01, 0.5, 2 * 96))
+    points = cly.ZeroPoints(mask=3, groups=(32, 1), data_type="u4",
+                            values=np.arange(2 * 96) % 16)
+    attr = cly.Attr(src_scales=scales, src_zero_point=points)
+    src_md, dst_md = cly.MemoryDesc(dims, "u4", tag="ab"), cly.MemoryDesc(dims, "f16", tag="ab")
+    array = (np.arange(np.prod(dims)) % 16).reshape(dims).astype(src_md.dtype.numpy)
+    prim, got = _sycl_bytes(sycl, src_md, dst_md, array, attr)
+    assert prim.impl == "sycl:generated"
+    assert got.tobytes() == _host_bytes(src_md, dst_md, array, attr).tobytes()
+
+    md = cly.MemoryDesc((2, 48, 5, 3), "f32", tag="nChw16c")
+    x = np.random.default_rng(2).standard_normal(md.dims).astype(np.float32)
+    out = []
+    for engine in (sycl, HOST):
+        src, dst = cly.Memory.from_numpy(md, engine, x), cly.Memory(md, engine)
+        cly.shuffle(src, dst, axis=1, group_size=4)
+        out.append(dst.raw())
+    assert out[0].tobytes() == out[1].tobytes()
+
+
+def test_engine_queue_stream_and_events(dpctl, sycl):
+    queue = dpctl.SyclQueue(sycl.context, sycl.device, property="in_order")
+    engine = cly.Engine("sycl", queue=queue)
+    assert engine == sycl and engine.queue is queue and cly.Stream(engine).queue is queue
+    assert "sycl" in repr(engine)
+    md = cly.MemoryDesc((4, 33), "f32", tag="ab")
+    array = np.arange(4 * 33, dtype=np.float32).reshape(md.dims)
+    src = cly.Memory.from_numpy(md, engine, array)
+    dst = cly.Memory(cly.MemoryDesc((4, 33), "f32", tag="ba"), engine)
+    prim = cly.Reorder(src.md, dst.md, engine=engine)
+    first = prim.execute(queue, src, dst)
+    assert isinstance(first, dpctl.SyclEvent)
+    back = cly.Memory(md, engine)
+    second = cly.Reorder(dst.md, md, engine=engine).execute(cly.Stream(engine), dst, back,
+                                                            wait_for=[first])
+    second.wait()
+    np.testing.assert_array_equal(back.to_numpy(), array)
+    np.testing.assert_array_equal(dst.to_numpy(), array)
+
+
+class _UsmArray:
+    """What dpnp and dpctl.tensor arrays show: __sycl_usm_array_interface__
+    with a shape, a type and strides, over an allocation it keeps."""
+
+    def __init__(self, usm, shape, typestr, strides=None, offset=0):
+        self.usm = usm
+        face = dict(usm.__sycl_usm_array_interface__)
+        face.update(shape=shape, typestr=typestr, strides=strides, offset=offset)
+        self.__sycl_usm_array_interface__ = face
+
+
+def test_memories_wrap_usm_without_a_copy(dpctl, sycl):
+    import dpctl.memory as dpm
+
+    md = cly.MemoryDesc((3, 5), "f32", tag="ab")
+    usm = dpm.MemoryUSMDevice(md.size, queue=sycl.queue)
+    mem = cly.Memory(md, sycl, buffer=usm)
+    assert mem.storage is usm or mem.engine.backend.address(mem.storage) == \
+        usm.__sycl_usm_array_interface__["data"][0]
+    array = np.arange(15, dtype=np.float32).reshape(3, 5)
+    src = cly.Memory.from_numpy(md, sycl, array)
+    cly.reorder(src, mem)
+    host = np.empty(md.size, np.uint8)
+    usm.copy_to_host(host)  # the reorder wrote into the caller's allocation
+    np.testing.assert_array_equal(host.view(np.float32).reshape(3, 5), array)
+
+    tensor = _UsmArray(usm, (3, 5), "<f4")  # as a dpnp array of the tensor's dims
+    wrapped = cly.Memory(md, sycl, buffer=tensor)
+    np.testing.assert_array_equal(wrapped.to_numpy(), array)
+    flat = cly.Memory(md, sycl, buffer=_UsmArray(usm, (60,), "|u1"))  # its bytes
+    np.testing.assert_array_equal(flat.to_numpy(), array)
+    with pytest.raises(cly.InvalidArgumentError, match="smaller than"):
+        cly.Memory(md, sycl, buffer=dpm.MemoryUSMDevice(md.size - 4, queue=sycl.queue))
+    with pytest.raises(cly.InvalidArgumentError, match="must be contiguous"):
+        cly.Memory(cly.MemoryDesc((3, 3), "f32", tag="ab"), sycl,
+                   buffer=_UsmArray(usm, (3, 3), "<f4", strides=(5, 2)))
+    with pytest.raises(cly.InvalidArgumentError, match="does not hold"):
+        cly.Memory(md, sycl, buffer=_UsmArray(usm, (3, 5), "<i4"))
+
+
+def test_values_at_execute_as_numpy_and_usm(sycl):
+    md = cly.MemoryDesc((2, 8, 3), "f32", tag="abc")
+    out_md = cly.MemoryDesc((2, 8, 3), "s8", tag="acb")
+    attr = cly.Attr(dst_scales=cly.Scales(mask=2))
+    array = np.random.default_rng(3).standard_normal(md.dims).astype(np.float32) * 20
+    values = np.linspace(0.25, 4, 8).astype(np.float32)
+    want = _host_bytes(md, out_md, array, cly.Attr(dst_scales=cly.Scales(mask=2, values=values)))
+    prim = cly.Reorder(md, out_md, engine=sycl, attr=attr)
+    src = cly.Memory.from_numpy(md, sycl, array)
+    as_usm = cly.Memory.from_numpy(cly.MemoryDesc((8,), "f32", tag="a"), sycl, values)
+    for given in (values, as_usm, as_usm.storage):
+        dst = cly.Memory(out_md, sycl)
+        prim.execute(cly.Stream(sycl), src, dst, dst_scales=given).wait()
+        assert dst.raw().tobytes() == want.tobytes()
+
+
+def test_host_path_runtime_dims_and_compensation(sycl, kernels_decline):
+    md = cly.MemoryDesc((2, 3, 4, 5, 2, 2, 3), "f32")  # 7 dims: the host path
+    out_md = cly.MemoryDesc(md.dims, "f32", strides=tuple(  # column-major
+        int(np.prod(md.dims[:i])) for i in range(7)))
+    array = np.arange(md.nelems(), dtype=np.float32).reshape(md.dims)
+    prim, got = _sycl_bytes(sycl, md, out_md, array)
+    assert prim.impl.startswith("host:numpy")
+    assert got.tobytes() == _host_bytes(md, out_md, array).tobytes()
+
+    pattern = cly.MemoryDesc((cly.RUNTIME_DIM, 16), "f32", tag="ab")
+    runtime = cly.Reorder(pattern, cly.MemoryDesc((cly.RUNTIME_DIM, 16), "f16", tag="ba"),
+                          engine=sycl)
+    assert runtime.impl == "sycl:runtime"
+    for rows in (3, 17):
+        x = np.random.default_rng(rows).standard_normal((rows, 16)).astype(np.float32)
+        src = cly.Memory.from_numpy(cly.MemoryDesc((rows, 16), "f32", tag="ab"), sycl, x)
+        dst = cly.Memory(cly.MemoryDesc((rows, 16), "f16", tag="ba"), sycl)
+        runtime.execute(cly.Stream(sycl), src, dst).wait()
+        np.testing.assert_array_equal(dst.to_numpy(), x.astype(np.float16))
+
+    weights = cly.MemoryDesc((32, 16, 3, 3), "s8", tag="OIhw4i16o4i",
+                             extra=cly.Extra(compensation_mask=1))
+    src_md = cly.MemoryDesc((32, 16, 3, 3), "f32", tag="oihw")
+    w = np.random.default_rng(5).standard_normal(src_md.dims).astype(np.float32) * 30
+    prim, got = _sycl_bytes(sycl, src_md, weights, w)
+    assert prim.impl == "sycl:generated"
+    assert got.tobytes() == _host_bytes(src_md, weights, w).tobytes()
+
+
+@pytest.mark.parametrize("convert", ["device", "host", ""])
+def test_cross_engine_host_and_sycl(sycl, convert, monkeypatch):
+    monkeypatch.setenv("CLAYOUT_CROSS_CONVERT", convert)
+    md, out_md = cly.MemoryDesc((2, 19, 5, 7), "f32", tag="nchw"), \
+        cly.MemoryDesc((2, 19, 5, 7), "bf16", tag="nChw16c")
+    array = np.random.default_rng(4).standard_normal(md.dims).astype(np.float32)
+    want = _host_bytes(md, out_md, array)
+    up = cly.Reorder(md, out_md, src_engine=HOST, dst_engine=sycl)
+    src, dst = cly.Memory.from_numpy(md, HOST, array), cly.Memory(out_md, sycl)
+    up.execute(cly.Stream(sycl), src, dst).wait()
+    assert up.impl.startswith("cross:cpu2gpu") and dst.raw().tobytes() == want.tobytes()
+
+    down = cly.Reorder(out_md, md, src_engine=sycl, dst_engine=HOST)
+    back = cly.Memory(md, HOST)
+    down.execute(cly.Stream(sycl), dst, back).wait()
+    on_host = cly.Memory(out_md, HOST, raw=want)
+    want_back = cly.Memory(md, HOST)
+    cly.reorder(on_host, want_back)
+    assert down.impl.startswith("cross:gpu2cpu")
+    assert back.raw().tobytes() == want_back.raw().tobytes()
+
+    same = cly.Reorder(md, md, src_engine=HOST, dst_engine=sycl)  # a plain upload
+    copy = cly.Memory(md, sycl)
+    same.execute(cly.Stream(sycl), src, copy).wait()
+    np.testing.assert_array_equal(copy.to_numpy(), array)
+
+
+def test_spirv_programs_run_the_same(dpctl, sycl, monkeypatch):
+    from clayout.gpu.spirv import spirv_tools
+
+    if spirv_tools() is None:
+        if os.environ.get("CI"):
+            pytest.fail("clang-15 and llvm-spirv-15 are missing -- CI requires them",
+                        pytrace=False)
+        pytest.skip("clang-15 and llvm-spirv-15 are missing")
+    monkeypatch.setenv("CLAYOUT_SYCL_PROGRAM", "spirv")
+    engine = cly.Engine("sycl", device=sycl.device)
+    assert engine.backend.spirv
+    for _, dims, st, stag, dt, dtag, attr in CASES:
+        src_md, dst_md = cly.MemoryDesc(dims, st, tag=stag), cly.MemoryDesc(dims, dt, tag=dtag)
+        array = (np.arange(np.prod(dims)) % 97).reshape(dims).astype(src_md.dtype.numpy)
+        prim, got = _sycl_bytes(engine, src_md, dst_md, array, attr)
+        assert prim.impl == "sycl:generated"
+        assert got.tobytes() == _host_bytes(src_md, dst_md, array, attr).tobytes()
+
+
+def test_bad_input_is_refused_before_anything_runs(dpctl, sycl, cl_engine_or_none):
+    import dpctl.memory as dpm
+
+    md = cly.MemoryDesc((4, 4), "f32", tag="ab")
+    other = dpctl.SyclQueue(dpctl.SyclContext([sycl.device]), sycl.device)  # another context
+    assert other.sycl_context != sycl.context
+    with pytest.raises(cly.InvalidArgumentError, match="another SYCL context"):
+        cly.Stream(sycl, queue=other)
+    with pytest.raises(cly.InvalidArgumentError, match="another SYCL context"):
+        cly.Memory(md, sycl, buffer=dpm.MemoryUSMDevice(md.size, queue=other))
+    prim = cly.Reorder(md, md, engine=sycl)
+    src, dst = cly.Memory(md, sycl), cly.Memory(md, sycl)
+    with pytest.raises(cly.InvalidArgumentError, match="expected a dpctl SyclEvent"):
+        prim.execute(cly.Stream(sycl), src, dst, wait_for=["not an event"])
+    with pytest.raises(cly.InvalidArgumentError, match="stream"):
+        prim.execute(object(), src, dst)
+    with pytest.raises(cly.InvalidArgumentError, match="expected a dpctl SyclQueue"):
+        cly.Engine("sycl", queue="opencl:cpu")
+    if cl_engine_or_none is not None:
+        with pytest.raises(cly.UnimplementedError, match="SYCL and an OpenCL engine"):
+            cly.Reorder(md, md, src_engine=sycl, dst_engine=cl_engine_or_none)
+        import pyopencl as cl
+        marker = cl.enqueue_marker(cl_engine_or_none.queue)
+        with pytest.raises(cly.InvalidArgumentError, match="expected a dpctl SyclEvent"):
+            prim.execute(cly.Stream(sycl), src, dst, wait_for=[marker])
+
+
+@pytest.fixture
+def cl_engine_or_none():
+    try:
+        return cly.Engine("opencl")
+    except cly.UnimplementedError:
+        return None
+
+
+def test_without_dpctl_the_error_names_the_extra():
+    code = ("import sys; sys.modules['dpctl'] = None\n"
+            "import clayout\n"
+            "try:\n    clayout.Engine('sycl')\n"
+            "except ImportError as e:\n    print('IMPORT-ERROR', e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert "IMPORT-ERROR" in out.stdout and "clayout[sycl]" in out.stdout, out.stdout + out.stderr
+
+
+def test_verbose_names_the_sycl_implementation(sycl, capsys, monkeypatch):
+    monkeypatch.setenv("CLAYOUT_VERBOSE", "1")
+    md = cly.MemoryDesc((3, 7), "f32", tag="ab")
+    prim = cly.Reorder(md, cly.MemoryDesc((3, 7), "f16", tag="ba"), engine=sycl)
+    src, dst = cly.Memory(md, sycl), cly.Memory(prim.dst_md, sycl)
+    prim.execute(cly.Stream(sycl), src, dst).wait()
+    deadline = time.monotonic() + 10
+    lines = ""
+    while "exec" not in lines and time.monotonic() < deadline:  # written once complete
+        lines += capsys.readouterr().err
+        time.sleep(0.01)
+    assert ",create,sycl,reorder,sycl:generated:" in lines
+    assert ",exec,sycl,reorder,sycl:generated:" in lines
