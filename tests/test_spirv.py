@@ -258,6 +258,7 @@ def test_threads_compiling_one_kernel_build_it_once(monkeypatch):
 # Running: from SPIR-V and from source, byte for byte
 # =============================================================================
 
+@pytest.mark.needs_intel
 @pytest.mark.parametrize("profile", sorted(PROFILES))
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_kernel_from_spirv_writes_the_same_bytes(engines, case, profile):
@@ -281,6 +282,7 @@ COMPENSATED = md((20, 24, 3, 3), "s8", "OIhw4i16o4i",
                  extra=cly.Extra(compensation_mask=0b1, asymm_compensation_mask=0b1))
 
 
+@pytest.mark.needs_intel
 def test_compensation_kernel(engines):
     rng = np.random.default_rng(5)
     weights = COMPENSATED.compensation_offset
@@ -294,6 +296,7 @@ def test_compensation_kernel(engines):
             np.zeros(0, np.uint8), dst_bytes, "compensation")
 
 
+@pytest.mark.needs_intel
 def test_masked_write_kernel(engines):
     rng = np.random.default_rng(6)
     image = rng.integers(0, 256, 1000, dtype=np.uint8)
@@ -312,6 +315,7 @@ RUNTIME = Problem("reorder", md((R, 19, R, R), "f32", "nchw"), md((R, 19, R, R),
                            dst_zero_point=4))
 
 
+@pytest.mark.needs_intel
 @pytest.mark.parametrize("profile", sorted(PROFILES))
 def test_runtime_dims_kernel(engines, profile):
     plan = plan_runtime_kernel(RUNTIME, PROFILES[profile])

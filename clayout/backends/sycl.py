@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
 import time
 import weakref
 
@@ -179,6 +180,7 @@ class SyclBackend:
             self.kernel_scope = _SCOPES.setdefault(context, _Scope(context))
         self.device_key = ("sycl", hash(device), "spirv" if self.spirv else "source")
         self._host_queue = None
+        self._lock = threading.Lock()
 
     def _takes_spirv(self) -> bool:
         if self.backend_name == "level_zero":
@@ -204,10 +206,11 @@ class SyclBackend:
     def own_queue(self, purpose: str):
         if purpose != "host":
             return self.queue
-        if self._host_queue is None:
-            self._host_queue = self.dpctl.SyclQueue(self.engine.context, self.engine.device,
-                                                    property="in_order")
-        return self._host_queue
+        with self._lock:  # one host queue, whichever thread asks first
+            if self._host_queue is None:
+                self._host_queue = self.dpctl.SyclQueue(self.engine.context,
+                                                        self.engine.device, property="in_order")
+            return self._host_queue
 
     def stream_queue(self, profiling: bool):
         """The queue of a Stream: the engine's own, or one that profiles."""
