@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY      = $(VENV)/bin/python
 
-.PHONY: demo test bench weights opencl intel-opencl sycl spirv-tools info clean ptx gpusim
+.PHONY: demo test test-pocl test-pocl-gpu test-intel test-sycl bench weights opencl intel-opencl sycl spirv-tools info clean ptx gpusim
 
 demo: opencl
 	$(PY) examples/quickstart.py
@@ -26,11 +26,21 @@ SYCL_TESTS = tests/test_reorder_types.py tests/test_reorder_layouts.py \
   tests/test_compensation.py tests/test_runtime_dims.py tests/test_sycl.py \
   tests/test_benchdnn.py::test_onednn_batch_files_pass
 
+# The four passes are independent: two run at a time (the tests are mostly
+# one Python thread each), each pass's output printed whole when it ends.
+TEST_PASSES = test-intel test-pocl-gpu test-pocl test-sycl
+
 test: opencl intel-opencl sycl spirv-tools
-	CLAYOUT_TEST_PLATFORM=pocl $(PY) -m pytest -q
-	CLAYOUT_TEST_PLATFORM=pocl CLAYOUT_STRATEGY=gpu $(PY) -m pytest -q $(GPU_STRATEGY_TESTS)
-	CLAYOUT_TEST_PLATFORM=intel $(PY) -m pytest -q
-	CLAYOUT_TEST_PLATFORM=sycl $(PY) -m pytest -q $(SYCL_TESTS)
+	@$(MAKE) --no-print-directory -j2 --output-sync=target $(TEST_PASSES)
+
+test-pocl:
+	CLAYOUT_TEST_PLATFORM=pocl $(PY) -m pytest -q -p no:cacheprovider
+test-pocl-gpu:
+	CLAYOUT_TEST_PLATFORM=pocl CLAYOUT_STRATEGY=gpu $(PY) -m pytest -q -p no:cacheprovider $(GPU_STRATEGY_TESTS)
+test-intel:
+	CLAYOUT_TEST_PLATFORM=intel $(PY) -m pytest -q -p no:cacheprovider
+test-sycl:
+	CLAYOUT_TEST_PLATFORM=sycl $(PY) -m pytest -q -p no:cacheprovider $(SYCL_TESTS)
 
 # Intel's OpenCL CPU runtime from PyPI into the virtual environment, and the
 # ICD folders that pick PoCL, Intel's runtime or both (OCL_ICD_VENDORS).
