@@ -321,3 +321,18 @@ def test_verbose_names_the_sycl_implementation(sycl, capsys, monkeypatch):
         time.sleep(0.01)
     assert ",create,sycl,reorder,sycl:generated:" in lines
     assert ",exec,sycl,reorder,sycl:generated:" in lines
+
+
+def test_the_default_device_is_one_clayout_can_use(sycl):
+    engine = cly.Engine("sycl")
+    assert engine.device.has_aspect_usm_device_allocations
+    pocl = os.path.join(sys.prefix, "etc", "OpenCL", "clayout", "pocl")
+    if not os.path.isdir(pocl):
+        pytest.skip(f"no PoCL ICD folder {pocl} (scripts/ensure_intel_opencl.sh writes it)")
+    code = ("import clayout\ntry:\n    clayout.Engine('sycl')\n"
+            "except clayout.UnimplementedError as e:\n    print('REFUSED', e)\n")
+    env = dict(os.environ, OCL_ICD_VENDORS=pocl)  # PoCL alone: no USM
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert "REFUSED" in out.stdout and "USM device allocations" in out.stdout, \
+        out.stdout + out.stderr

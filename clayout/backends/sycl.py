@@ -103,6 +103,30 @@ def _profile_of(device) -> DeviceProfile:
     return profile if strategy == profile.strategy else profile.with_strategy(strategy)
 
 
+def _usable(device) -> bool:
+    return device.backend.name in ("opencl", "level_zero") and \
+        device.has_aspect_usm_device_allocations
+
+
+def _default_device(dpctl):
+    """SYCL's default device if clayout can use it (OpenCL or Level Zero,
+    with USM), else the first device that can, GPUs first. Raises
+    UnimplementedError when none can."""
+    try:
+        default = dpctl.select_default_device()
+    except Exception:  # noqa: BLE001 - no device at all
+        default = None
+    devices = sorted(dpctl.get_devices(), key=lambda d: not d.is_gpu)
+    for device in ([default] if default is not None else []) + devices:
+        if _usable(device):
+            return device
+    found = ", ".join(f"{d.name.strip()} ({d.backend.name})" for d in devices) or "none"
+    raise UnimplementedError(
+        f"engine 'sycl': no SYCL device clayout can use (an OpenCL or Level Zero device "
+        f"with USM device allocations); devices found: {found}. Install a runtime such as "
+        f"Intel's OpenCL CPU runtime (see the README) or use Engine('opencl')")
+
+
 class SyclBackend:
     """An Engine on a dpctl SyclQueue (see clayout/backends)."""
 
@@ -128,16 +152,16 @@ class SyclBackend:
             if context is not None and not isinstance(context, dpctl.SyclContext):
                 raise InvalidArgumentError(
                     f"engine context {context!r}: expected a dpctl SyclContext")
+            if device is None and context is None:
+                device = _default_device(dpctl)
             try:
                 if context is not None:
                     device = device or context.get_devices()[0]
                     if isinstance(device, str):
                         device = dpctl.SyclDevice(device)
                     queue = dpctl.SyclQueue(context, device, property="in_order")
-                elif device is not None:
-                    queue = dpctl.SyclQueue(device, property="in_order")
                 else:
-                    queue = dpctl.SyclQueue(property="in_order")
+                    queue = dpctl.SyclQueue(device, property="in_order")
             except (dpctl.SyclQueueCreationError, dpctl.SyclDeviceCreationError,
                     TypeError, ValueError) as error:
                 raise UnimplementedError(
@@ -150,7 +174,7 @@ class SyclBackend:
                 f"engine 'sycl' on a {backend} queue ({queue.sycl_device.name}): clayout "
                 f"builds its kernels from OpenCL C or SPIR-V, which only OpenCL and Level "
                 f"Zero queues take")
-        if not queue.sycl_device.has_aspect_usm_device_allocations:
+        if not _usable(queue.sycl_device):
             raise UnimplementedError(
                 f"engine 'sycl' on {queue.sycl_device.name.strip()} "
                 f"({queue.sycl_device.sycl_platform.name.strip()}): the device has no USM "
