@@ -65,13 +65,16 @@ def _opencl_engine():
 
 def pytest_collection_modifyitems(config, items):
     """Tests marked ``needs_intel`` run on Intel's runtime (the intel and
-    sycl passes): the PoCL pass leaves them out, deselected, not skipped."""
-    if TEST_PLATFORM != "pocl":
+    sycl passes): the PoCL pass leaves them out; tests marked
+    ``opencl_only`` use pyopencl objects with the device engine: the SYCL
+    pass leaves them out. Deselected, not skipped: another pass runs them."""
+    marker = {"pocl": "needs_intel", "sycl": "opencl_only"}.get(TEST_PLATFORM)
+    if marker is None:
         return
-    dropped = [item for item in items if item.get_closest_marker("needs_intel")]
+    dropped = [item for item in items if item.get_closest_marker(marker)]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
-        items[:] = [item for item in items if not item.get_closest_marker("needs_intel")]
+        items[:] = [item for item in items if not item.get_closest_marker(marker)]
 
 
 @pytest.fixture(scope="session")

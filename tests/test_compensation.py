@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import clayout as cly
-from conftest import DEVICE_IMPL, TEST_PLATFORM
+from conftest import DEVICE_IMPL
 from reference import (NP, assert_bytes, blocking, logical_of, per_slice, physical_size,
                        raw_of, ref_reorder)
 
@@ -285,7 +285,7 @@ def test_size_is_data_plus_compensation(dst_tag):
 # Events and implementations on OpenCL
 # =============================================================================
 
-@pytest.mark.skipif(TEST_PLATFORM == "sycl", reason="pyopencl events and queues: OpenCL only")
+@pytest.mark.opencl_only
 def test_returned_event_covers_the_compensation(cl_engine):
     """execute waits for wait_for and returns the event after which the
     compensation is written (read on another queue, ordered by that event alone)."""

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import clayout as cly
-from conftest import DEVICE_IMPL, TEST_PLATFORM
+from conftest import DEVICE_IMPL
 from clayout.gpu.runtime_plan import magic
 from reference import (NP, Blocking, assert_bytes, assert_padding_nibbles_zero,
                        assert_padding_zero, assert_same, blocked_offsets, blocking,
@@ -375,7 +375,7 @@ def test_one_strided_pattern_on_both_sides_with_different_strides(cl_engine):
         assert_bytes(dst.raw(), want, what=f"{dims} strides {s_strides} -> {d_strides}")
 
 
-@pytest.mark.skipif(TEST_PLATFORM == "sycl", reason="a pyopencl Array view: OpenCL only")
+@pytest.mark.opencl_only
 def test_a_destination_with_an_offset_in_a_shared_buffer(cl_engine):
     import pyopencl.array as cl_array
 
@@ -705,7 +705,7 @@ def test_with_dims_that_do_not_fill_the_pattern_are_refused(pattern, dims, strid
 # 7. Events, queues and threads
 # =============================================================================
 
-@pytest.mark.skipif(TEST_PLATFORM == "sycl", reason="pyopencl events and queues: OpenCL only")
+@pytest.mark.opencl_only
 @pytest.mark.parametrize("dt", ["f32", "s4"], ids=["kernel", "host-path"])
 def test_execute_does_not_block_on_an_unset_user_event(cl_engine, dt):
     import pyopencl as cl
@@ -745,7 +745,7 @@ def test_execute_does_not_block_on_an_unset_user_event(cl_engine, dt):
         assert np.array_equal(got, nibble_codes(values, "s4"))
 
 
-@pytest.mark.skipif(TEST_PLATFORM == "sycl", reason="pyopencl events and queues: OpenCL only")
+@pytest.mark.opencl_only
 def test_a_pyopencl_queue_and_threads_sharing_one_primitive(cl_engine):
     import pyopencl as cl
 
