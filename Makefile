@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY      = $(VENV)/bin/python
 
-.PHONY: demo test test-pocl test-pocl-gpu test-intel test-sycl bench weights opencl intel-opencl sycl spirv-tools info clean ptx gpusim
+.PHONY: demo test test-pocl test-pocl-gpu test-intel test-sycl bench bench-sycl weights opencl intel-opencl sycl spirv-tools info clean ptx gpusim
 
 demo: opencl
 	$(PY) examples/quickstart.py
@@ -105,6 +105,13 @@ bench: opencl $(VENV)/bench-installed
 	$(PY) benchmarks/bench_cross_engine.py
 	$(PY) benchmarks/bench_overhead.py
 	$(PY) benchmarks/plot.py $(RESULTS)/*.json -o benchmarks/ratio_to_copy.png
+
+# The SYCL engine against the OpenCL engine, the same kernels on Intel's
+# OpenCL CPU runtime (both engines on it).
+bench-sycl: sycl
+	mkdir -p $(RESULTS)
+	cd benchmarks && OCL_ICD_VENDORS=$(abspath $(ICD_FOLDERS))/intel ../$(PY) bench_sycl.py \
+	  --json results/sycl_vs_opencl_intel.json
 
 # matplotlib, for the plot only (the [bench] extra).
 $(VENV)/bench-installed: $(VENV)/installed
