@@ -287,43 +287,58 @@ class SyclBackend:
     def adopt(self, md, buffer):
         """(USM memory, usable bytes, events) of a dpctl USM memory or any
         object with ``__sycl_usm_array_interface__`` (dpnp, dpctl.tensor):
-        either md's tensor itself (same dims and type, md plain and dense),
-        or flat and contiguous, of md's type or of bytes, from its start."""
+        either md's tensor itself (its dims and type, md without inner
+        blocks, the array's strides md's), or flat and contiguous, of md's
+        type or of bytes; from the array's first byte."""
         face = getattr(buffer, "__sycl_usm_array_interface__", None)
         if not isinstance(face, dict):
             raise InvalidArgumentError(
                 f"buffer {buffer!r}: expected a Memory, a dpctl USM memory or an object "
                 f"with __sycl_usm_array_interface__ (a dpnp or dpctl.tensor array)")
         try:
-            memory = self.dpctl.memory.as_usm_memory(buffer)
+            shape = tuple(int(n) for n in face.get("shape", ()))
+            dtype = np.dtype(face.get("typestr", "|u1"))
+            # (Its read-only flag is not read: dpctl's own writable
+            # allocations set it.)
+            data = int(face["data"][0])
+            c_strides = tuple(int(np.prod(shape[i + 1:])) for i in range(len(shape)))
+            strides = tuple(int(n) for n in face.get("strides") or c_strides)
+            offset = int(face.get("offset", 0) or 0)
+        except (KeyError, TypeError, ValueError) as error:
+            raise InvalidArgumentError(
+                f"buffer {buffer!r}: a malformed __sycl_usm_array_interface__ ({error})") from None
+        if offset or any(n < 0 for n in shape) or len(strides) != len(shape):
+            raise InvalidArgumentError(
+                f"USM array of shape {shape}, strides {strides} and offset {offset}: as "
+                f"the buffer of {md!r} it must start at its first byte")
+        if shape == md.dims and len(shape) > 1:  # md's tensor itself
+            first = md.offset((0,) * md.ndims) if md.nelems() else md.offset0
+            same = (dtype == md.dtype.numpy and not md.inner_blks and not md.dtype.packed
+                    and first == 0 and all(n <= 1 or s == t for n, s, t
+                                           in zip(shape, strides, md.strides)))
+            if not same:
+                raise InvalidArgumentError(
+                    f"USM array of shape {shape}, dtype {dtype} and strides {strides} "
+                    f"elements does not hold {md!r} (strides {md.strides}): an array of its "
+                    f"dims must have its type and strides; or give a flat array of its bytes")
+            span = 0 if 0 in shape else sum((n - 1) * s for n, s in zip(shape, strides)) + 1
+        elif len(shape) != 1 or strides[0] != 1 or dtype not in (md.dtype.numpy,
+                                                                 np.dtype(np.uint8)):
+            raise InvalidArgumentError(
+                f"USM array of shape {shape}, strides {strides} and dtype {dtype}: as the "
+                f"buffer of {md!r} it must be flat and contiguous, of {md.dtype.numpy} or of "
+                f"uint8 bytes, or have dims {md.dims} and md's strides")
+        else:
+            span = shape[0]
+        nbytes = span * dtype.itemsize
+        try:  # the bytes it spans, as one allocation's view (holding ``buffer``)
+            memory = self.dpctl.memory.as_usm_memory(_Span(buffer, face, data, nbytes))
         except Exception as error:  # noqa: BLE001 - ValueError, TypeError, queue errors
             raise InvalidArgumentError(f"buffer {buffer!r}: not USM memory ({error})") from None
         if memory.sycl_context != self.engine.context:
             raise InvalidArgumentError(
                 f"USM buffer {buffer!r} belongs to another SYCL context than "
                 f"{self.engine.describe()}")
-        shape = tuple(face.get("shape", ()))
-        dtype = np.dtype(face.get("typestr", "|u1"))
-        strides, offset = face.get("strides"), face.get("offset", 0) or 0
-        contiguous = strides is None or tuple(strides) == tuple(
-            int(np.prod(shape[i + 1:])) for i in range(len(shape)))
-        nbytes = int(np.prod(shape)) * dtype.itemsize if shape else memory.nbytes
-        if offset or not contiguous:
-            raise InvalidArgumentError(
-                f"USM array of shape {shape}, strides {strides} and offset {offset}: as "
-                f"the buffer of {md!r} it must be contiguous and start at its first byte")
-        plain = not md.inner_blks and not md.dtype.packed and md == md.dense_like(md.data_type)
-        if shape == md.dims and len(shape) > 1:
-            if dtype != md.dtype.numpy or not plain:
-                raise InvalidArgumentError(
-                    f"USM array of shape {shape} and dtype {dtype} does not hold {md!r}: "
-                    f"an array of its dims must be of its type in a dense plain layout; "
-                    f"give a flat array of its bytes instead")
-        elif len(shape) > 1 or dtype not in (md.dtype.numpy, np.dtype(np.uint8)):
-            raise InvalidArgumentError(
-                f"USM array of shape {shape} and dtype {dtype}: as the buffer of {md!r} it "
-                f"must be flat, of {md.dtype.numpy} or of uint8 bytes, or have dims "
-                f"{md.dims}")
         return memory, nbytes, ()
 
     def upload(self, values: np.ndarray):
@@ -409,10 +424,13 @@ class SyclBackend:
 
     @staticmethod
     def seconds(event):
+        """The device time of a completed command, or None when its queue does
+        not profile (dpctl then gives 0 for both ends, or raises)."""
         try:
-            return (event.profiling_info_end - event.profiling_info_start) * 1e-9
-        except Exception:  # noqa: BLE001 - the queue does not profile
+            start, end = event.profiling_info_start, event.profiling_info_end
+        except Exception:  # noqa: BLE001 - dpctl's own error
             return None
+        return (end - start) * 1e-9 if end else None
 
     def when_complete(self, event, callback):
         from ..gpu.events import _start_watcher
@@ -479,6 +497,17 @@ class _Named(str):
 
     def __repr__(self):
         return str(self)
+
+
+class _Span:
+    """``nbytes`` bytes from ``data``, the first byte of a USM array, as
+    ``__sycl_usm_array_interface__``; holds the array."""
+
+    def __init__(self, array, face, data: int, nbytes: int):
+        self.array = array
+        self.__sycl_usm_array_interface__ = {
+            "data": (data, False), "shape": (max(nbytes, 1),), "strides": None,
+            "typestr": "|u1", "version": 1, "syclobj": face.get("syclobj")}
 
 
 class _Window:
