@@ -5,6 +5,25 @@ import clayout as cly
 from clayout.gpu import build
 
 
+def _count_builds(monkeypatch):
+    """(programs built, programs that failed), each a list of kernel names,
+    filled as the kernel cache (emptied now) builds from here on."""
+    programs, failed = [], []
+    real = build._build
+
+    def counting(engine, source, names):
+        programs.append(list(names))
+        try:
+            return real(engine, source, names)
+        except Exception:
+            failed.append(list(names))
+            raise
+
+    monkeypatch.setattr(build, "_build", counting)
+    cly.kernel_cache.clear()
+    return programs, failed
+
+
 def test_kernels_of_one_block_are_built_as_one_program(cl_engine, monkeypatch):
     programs = []
     real = build._build
@@ -36,19 +55,7 @@ def test_kernels_of_one_block_are_built_as_one_program(cl_engine, monkeypatch):
 def test_kernels_sharing_helpers_build_as_one_program(cl_engine, monkeypatch):
     """Kernels whose sources define helper functions (f8/f4 codecs, nibble
     access, compensation sums) still build as one program: no name clashes."""
-    programs, failed = [], []
-    real = build._build
-
-    def counting(engine, source, names):
-        programs.append(list(names))
-        try:
-            return real(engine, source, names)
-        except Exception:
-            failed.append(list(names))
-            raise
-
-    monkeypatch.setattr(build, "_build", counting)
-    cly.kernel_cache.clear()
+    programs, failed = _count_builds(monkeypatch)
     weights = [cly.Extra(compensation_mask=1), cly.Extra(compensation_mask=1,
                                                            asymm_compensation_mask=1)]
     with build.batch_builds():
@@ -69,19 +76,7 @@ def test_tiled_kernels_build_as_one_program(gpu_engine, monkeypatch):
     """The GPU strategy's tiled transposes each define their local-memory
     index function under the kernel's own name, so several build together
     (a shared name made the batch fail and every kernel build alone)."""
-    programs, failed = [], []
-    real = build._build
-
-    def counting(engine, source, names):
-        programs.append(list(names))
-        try:
-            return real(engine, source, names)
-        except Exception:
-            failed.append(list(names))
-            raise
-
-    monkeypatch.setattr(build, "_build", counting)
-    cly.kernel_cache.clear()
+    programs, failed = _count_builds(monkeypatch)
     shapes = [(2, 19, 5, n) for n in (7, 9)]
     with build.batch_builds():
         prims = [cly.Reorder(cly.MemoryDesc(s, "f32", tag="nchw"),
