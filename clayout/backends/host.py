@@ -67,9 +67,6 @@ class HostBackend:
     def address(self, storage) -> int:
         return storage.__array_interface__["data"][0]
 
-    def is_foreign_storage(self, value) -> bool:
-        return isinstance(value, np.ndarray)
-
     def adopt(self, md, buffer):
         if isinstance(buffer, np.ndarray) and buffer.dtype == np.uint8 and buffer.ndim == 1 \
                 and buffer.flags.c_contiguous:

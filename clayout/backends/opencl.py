@@ -65,7 +65,6 @@ class OpenCLBackend:
     kind = "opencl"
     is_device = True
     args_are_state = True  # a pyopencl Kernel holds its arguments until enqueued
-    Event = cl.Event
 
     def __init__(self, engine, device=None, context=None, queue=None):
         if queue is not None:
@@ -185,10 +184,6 @@ class OpenCLBackend:
 
     def address(self, storage) -> int:
         return storage.int_ptr
-
-    def is_foreign_storage(self, value) -> bool:
-        """A pyopencl Buffer or Array (what ``adopt`` takes besides a Memory)."""
-        return is_cl_buffer(value) or is_cl_array(value)
 
     def adopt(self, md, buffer):
         """(storage, usable bytes, events) of a pyopencl Buffer or Array."""

@@ -281,9 +281,6 @@ class SyclBackend:
     def address(self, storage) -> int:
         return storage.__sycl_usm_array_interface__["data"][0]
 
-    def is_foreign_storage(self, value) -> bool:
-        return hasattr(value, "__sycl_usm_array_interface__")
-
     def adopt(self, md, buffer):
         """(USM memory, usable bytes, events) of a dpctl USM memory or any
         object with ``__sycl_usm_array_interface__`` (dpnp, dpctl.tensor):
