@@ -17,8 +17,8 @@ import numpy as np
 
 from .. import verbose
 from ..errors import ExecutionError, InvalidArgumentError, UnimplementedError
-from ..gpu.profile import DeviceProfile, _strategy_from_env
 from .caps import DeviceCaps, env_bytes, with_tuning_table
+from .sycl_device import default_device, matching_cl_device, profile_of, usable
 
 #: What to install for the SYCL engine.
 EXTRA = "pip install 'clayout[sycl]' (dpctl, with Intel's SYCL runtime)"
@@ -36,13 +36,6 @@ def require_dpctl():
     except ImportError as error:
         raise ImportError(f"clayout's SYCL engine needs dpctl: {EXTRA} ({error})") from None
     return dpctl
-
-
-def dpctl_if_imported():
-    """dpctl if something imported it already, else None (so that clayout
-    never imports it for a user who does not use SYCL)."""
-    import sys
-    return sys.modules.get("dpctl")
 
 
 # Kernels are cached per context, weakly (gpu/cache.py), but a dpctl
@@ -74,59 +67,6 @@ def _kernel_arg(value):
     return value if convert is None else convert(value.item())
 
 
-def _matching_cl_device(device):
-    """The pyopencl Device that is the same device as the OpenCL-backend
-    SYCL ``device`` (same platform, name and driver), or None."""
-    from .opencl import opencl_devices
-
-    platform = device.sycl_platform.name.strip()
-    for candidate in opencl_devices():
-        if (candidate.platform.name.strip() == platform
-                and candidate.name.strip() == device.name.strip()
-                and candidate.driver_version.strip() == device.driver_version.strip()):
-            return candidate
-    return None
-
-
-def _profile_of(device) -> DeviceProfile:
-    """A Level Zero device as the planner sees it, from what dpctl tells."""
-    kind = "gpu" if device.is_gpu else "cpu" if device.is_cpu else "accelerator"
-    sizes = tuple(device.sub_group_sizes or ())
-    profile = DeviceProfile(
-        name=device.name.strip(), kind=kind, vendor=device.vendor.strip(),
-        compute_units=device.max_compute_units,
-        preferred_multiple=max(sizes) if kind == "gpu" and sizes else 1,
-        max_work_group_size=device.max_work_group_size, local_mem=device.local_mem_size,
-        fp16=device.has_aspect_fp16, fp64=device.has_aspect_fp64)
-    profile = profile.with_strategy(profile.strategy_of_kind)
-    strategy = _strategy_from_env(profile.strategy)
-    return profile if strategy == profile.strategy else profile.with_strategy(strategy)
-
-
-def _usable(device) -> bool:
-    return device.backend.name in ("opencl", "level_zero") and \
-        device.has_aspect_usm_device_allocations
-
-
-def _default_device(dpctl):
-    """SYCL's default device if clayout can use it (OpenCL or Level Zero,
-    with USM), else the first device that can, GPUs first. Raises
-    UnimplementedError when none can."""
-    try:
-        default = dpctl.select_default_device()
-    except Exception:  # noqa: BLE001 - no device at all
-        default = None
-    devices = sorted(dpctl.get_devices(), key=lambda d: not d.is_gpu)
-    for device in ([default] if default is not None else []) + devices:
-        if _usable(device):
-            return device
-    found = ", ".join(f"{d.name.strip()} ({d.backend.name})" for d in devices) or "none"
-    raise UnimplementedError(
-        f"engine 'sycl': no SYCL device clayout can use (an OpenCL or Level Zero device "
-        f"with USM device allocations); devices found: {found}. Install a runtime such as "
-        f"Intel's OpenCL CPU runtime (see the README) or use Engine('opencl')")
-
-
 class SyclBackend:
     """An Engine on a dpctl SyclQueue (see clayout/backends)."""
 
@@ -153,7 +93,7 @@ class SyclBackend:
                 raise InvalidArgumentError(
                     f"engine context {context!r}: expected a dpctl SyclContext")
             if device is None and context is None:
-                device = _default_device(dpctl)
+                device = default_device(dpctl)
             try:
                 if context is not None:
                     device = device or context.get_devices()[0]
@@ -174,7 +114,7 @@ class SyclBackend:
                 f"engine 'sycl' on a {backend} queue ({queue.sycl_device.name}): clayout "
                 f"builds its kernels from OpenCL C or SPIR-V, which only OpenCL and Level "
                 f"Zero queues take")
-        if not _usable(queue.sycl_device):
+        if not usable(queue.sycl_device):
             raise UnimplementedError(
                 f"engine 'sycl' on {queue.sycl_device.name.strip()} "
                 f"({queue.sycl_device.sycl_platform.name.strip()}): the device has no USM "
@@ -183,7 +123,7 @@ class SyclBackend:
         self._complete = dpctl.event_status_type.complete
         self.backend_name = backend
         engine.device, engine.context = device, context = queue.sycl_device, queue.sycl_context
-        self.cl_device = _matching_cl_device(device) if backend == "opencl" else None
+        self.cl_device = matching_cl_device(device) if backend == "opencl" else None
         engine.caps = DeviceCaps(
             name=device.name.strip(), max_alloc=device.max_mem_alloc_size, address_bits=64,
             global_mem=device.global_mem_size, shares_host_memory=device.is_cpu,
@@ -195,7 +135,7 @@ class SyclBackend:
             engine.profile = _tuned_profile(self.cl_device)
         else:
             from ..tuning_table import Identity
-            engine.profile = with_tuning_table(_profile_of(device), Identity(
+            engine.profile = with_tuning_table(profile_of(device), Identity(
                 device.sycl_platform.name.strip(), device.name.strip(),
                 device.driver_version.strip()))
         self.spirv = self._takes_spirv()
