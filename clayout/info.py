@@ -22,7 +22,8 @@ from .primitives import Reorder, Shuffle
 
 #: The environment variables that change what clayout picks or does.
 ENVIRONMENT = ("PYOPENCL_CTX", "OCL_ICD_VENDORS", "CLAYOUT_STRATEGY", "CLAYOUT_TUNING",
-               "CLAYOUT_VERBOSE", "CLAYOUT_CONVERT_ON_DEVICE_BYTES", "CLAYOUT_DUMP_KERNELS")
+               "CLAYOUT_VERBOSE", "CLAYOUT_CONVERT_ON_DEVICE_BYTES", "CLAYOUT_DUMP_KERNELS",
+               "CLAYOUT_SYCL_PROGRAM", "CLAYOUT_CLANG", "CLAYOUT_LLVM_SPIRV")
 
 
 def _problems() -> list[tuple[str, Callable[[Engine], object]]]:
