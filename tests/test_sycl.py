@@ -356,3 +356,27 @@ def test_the_default_device_is_one_clayout_can_use(sycl):
                          timeout=120, env=env)
     assert "REFUSED" in out.stdout and "USM device allocations" in out.stdout, \
         out.stdout + out.stderr
+
+
+def test_host_work_for_sycl_finishes_in_a_subprocess_with_a_time_limit():
+    """The work that blocks on a SYCL engine (host path, cross-engine
+    downloads and conversions) waits for its inputs and ends: run in a
+    subprocess under a time limit, so a hang fails the test."""
+    code = """
+import numpy as np, clayout as cly
+eng, host = cly.Engine("sycl", device="opencl:cpu"), cly.Engine("host")
+md = cly.MemoryDesc((2, 3, 4, 5, 2, 2, 3), "f32")
+out = cly.MemoryDesc(md.dims, "f32", strides=tuple(int(np.prod(md.dims[:i])) for i in range(7)))
+x = np.arange(md.nelems(), dtype=np.float32).reshape(md.dims)
+src, dst = cly.Memory.from_numpy(md, eng, x), cly.Memory(out, eng)
+stream = cly.Stream(eng)
+for _ in range(3):
+    cly.Reorder(md, out, engine=eng).execute(stream, src, dst)
+    back = cly.Memory(out, host)
+    cly.Reorder(out, out, src_engine=eng, dst_engine=host).execute(stream, dst, back)
+stream.wait()
+print("DONE", np.array_equal(back.to_numpy(), x))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert "DONE True" in done.stdout, done.stdout + done.stderr
