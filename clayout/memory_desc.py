@@ -1,58 +1,36 @@
-"""MemoryDesc: oneDNN's memory descriptor (the RFC's blocking descriptor), immutable."""
+"""MemoryDesc: oneDNN's memory descriptor (the RFC's blocking descriptor), immutable.
+
+This module holds the descriptor itself: its construction and validation,
+fields, derived properties, identity (equality, hash, pickle) and repr. Its
+addressing (offsets, spans, overlap) is in md_addressing and its views and
+layout checks (submemory, reshape, with_dims, matches_tag ...) in
+md_transforms, which its methods call; RUNTIME_DIM and the checks of dims
+are in dim_values. The names other modules import stay importable here.
+"""
 from __future__ import annotations
 
 import functools
 import math
-import operator
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from . import md_addressing, md_transforms
+from .dim_values import INT64_LIMIT, RUNTIME_DIM, dims_text
+from .dim_values import check_dims as _check_dims, int_tuple as _int_tuple, round_up as _round_up
 from .dtypes import DataType, DataTypeLike, data_type as _data_type
 from .errors import InvalidArgumentError
 from .extra import Extra
-from .tags import LETTERS, MAX_NDIMS, TagLayout, expand_tag, format_tag, parse_tag
+from .md_addressing import element_span, may_overlap
+from .tags import LETTERS, TagLayout, expand_tag, format_tag, parse_tag
+
+# What other modules and the tests import from here (some defined elsewhere).
+__all__ = ["MemoryDesc", "RUNTIME_DIM", "INT64_LIMIT", "dims_text", "element_span",
+           "may_overlap"]
 
 _FIELDS = ("dims", "data_type", "format_kind", "padded_dims", "padded_offsets",
            "offset0", "strides", "inner_blks", "inner_idxs", "extra", "runtime_tag")
-
-#: A dim or stride given only at execution (oneDNN's DNNL_RUNTIME_DIM_VAL,
-#: the smallest int64): a primitive created on such descriptors runs on
-#: memories whose descriptors fill it in.
-RUNTIME_DIM = -(2**63)
-
-
-#: Offsets and sizes are int64 in the kernels and the host path.
-INT64_LIMIT = 2**63
-
-
-def _int_tuple(values, what, runtime: bool = False) -> tuple[int, ...]:
-    if isinstance(values, (str, bytes)):
-        raise InvalidArgumentError(f"{what} {values!r}: expected a sequence of integers")
-    try:
-        out = tuple(operator.index(v) for v in values)
-    except TypeError:
-        raise InvalidArgumentError(f"{what} {values!r}: expected a sequence of integers") from None
-    if any(isinstance(v, (bool, np.bool_)) for v in values):
-        raise InvalidArgumentError(f"{what} {values!r}: expected integers, not booleans")
-    if any(abs(v) >= INT64_LIMIT and not (runtime and v == RUNTIME_DIM) for v in out):
-        raise InvalidArgumentError(f"{what} {values!r}: each must fit in int64 (below 2**63)")
-    return out
-
-
-def _check_dims(dims, runtime: bool = False) -> tuple[int, ...]:
-    dims = _int_tuple(dims, "dims", runtime)
-    if not 1 <= len(dims) <= MAX_NDIMS:
-        raise InvalidArgumentError(
-            f"dims {dims!r}: {len(dims)} dims is outside 1..{MAX_NDIMS}")
-    if any(d < 0 and d != RUNTIME_DIM for d in dims):
-        raise InvalidArgumentError(f"dims {dims!r}: a dim cannot be negative")
-    return dims
-
-
-def _round_up(value: int, block: int) -> int:
-    return -(-value // block) * block
 
 
 def _derived(method):
@@ -271,49 +249,13 @@ class MemoryDesc:
         not made from a tag): the same type and blocks, dense in the
         pattern's tag. Raises InvalidArgumentError when dims or strides do
         not fill the pattern."""
-        dims = _check_dims(dims)
-        if len(dims) != self.ndims or any(p not in (RUNTIME_DIM, n) for p, n in zip(self.dims, dims)):
-            raise InvalidArgumentError(
-                f"dims {dims!r} do not fill {self!r}: only its runtime dims (*) may be chosen")
-        if self.format_kind == "any":
-            return MemoryDesc(dims, self.data_type, tag="any")
-        if self.runtime_tag is not None and strides is None:
-            md = MemoryDesc(dims, self.data_type, tag=self.runtime_tag)
-        else:
-            if strides is None:
-                if RUNTIME_DIM in self.strides:
-                    raise InvalidArgumentError(
-                        f"{self!r} has runtime strides: give strides= for dims {dims!r}")
-                strides = self.strides
-            blocks = "".join(f"{size}{LETTERS[d]}" for size, d in zip(self.inner_blks, self.inner_idxs))
-            outer = "".join(LETTERS[d].upper() if d in self.inner_idxs else LETTERS[d]
-                            for d in range(self.ndims))
-            md = MemoryDesc(dims, self.data_type, tag=outer + blocks, strides=strides)
-        self.check_instance(md, "with_dims")
-        return md
+        return md_transforms.with_dims(self, dims, strides)
 
     def check_instance(self, md: "MemoryDesc", what: str = "memory") -> None:
         """Raise InvalidArgumentError unless concrete ``md`` fills this
         runtime pattern: same type, blocks and fixed dims and strides, dense
         in the pattern's tag when it was made from one, not a window."""
-        rule = None
-        if not isinstance(md, MemoryDesc) or md.format_kind != "blocked" or md.is_runtime:
-            rule = "a concrete descriptor with a layout is needed"
-        elif (md.ndims, md.data_type, md.inner_blks, md.inner_idxs) != \
-                (self.ndims, self.data_type, self.inner_blks, self.inner_idxs):
-            rule = "the data type, dims count and inner blocks must be the pattern's"
-        elif any(p not in (RUNTIME_DIM, n) for p, n in zip(self.dims, md.dims)):
-            rule = "dims must equal the pattern's where they are not runtime"
-        elif md.extra is not None or any(md.padded_offsets) or md.is_submemory:
-            rule = "windows (submemories) and compensation do not fill a runtime pattern"
-        elif self.runtime_tag is not None and not md.matches_tag(self.runtime_tag):
-            rule = f"the layout must be dense in the pattern's tag {self.runtime_tag}"
-        elif any(p not in (RUNTIME_DIM, s) for p, s, e in zip(self.strides, md.strides,
-                                                             md._outer_extents) if e > 1):
-            rule = "strides must equal the pattern's where they are not runtime"
-        if rule is not None:
-            raise InvalidArgumentError(f"{what} {md!r} does not fill the runtime pattern "
-                                       f"{self!r}: {rule}")
+        md_transforms.check_instance(self, md, what)
 
     @_derived
     def blocks(self) -> tuple[int, ...]:
@@ -395,12 +337,7 @@ class MemoryDesc:
 
     def dense_like(self, data_type: DataTypeLike) -> "MemoryDesc":
         """A dense descriptor of the same dims, dim order and blocks, of ``data_type``."""
-        self._require_layout("dense_like")
-        if self.is_runtime:
-            return MemoryDesc(self.dims, data_type, tag=self.runtime_tag or
-                              format_tag(TagLayout(tuple(range(self.ndims)), tuple(
-                                  zip(self.inner_idxs, self.inner_blks)))))
-        return MemoryDesc(self.dims, data_type, tag=self._layout_tag())
+        return md_transforms.dense_like(self, data_type)
 
     # -- addressing -----------------------------------------------------------
 
@@ -415,15 +352,7 @@ class MemoryDesc:
         the dims: the layout is separable, which the host path and kernel
         generators rely on.
         """
-        p = index + self.padded_offsets[d]
-        off = (p // self.blocks[d]) * self.strides[d]
-        inner_stride = 1
-        for size, idx in reversed(tuple(zip(self.inner_blks, self.inner_idxs))):
-            if idx == d:
-                off = off + (p % size) * inner_stride
-                p = p // size
-            inner_stride *= size
-        return off
+        return md_addressing.dim_offsets(self, d, index)
 
     def offset(self, idx: Sequence[int], padded: bool = False) -> int:
         """Physical element offset of the logical index ``idx``.
@@ -431,26 +360,11 @@ class MemoryDesc:
         With ``padded`` the index may reach into the padding (up to
         ``own_padded_dims``). Raises InvalidArgumentError for an index out of range.
         """
-        self._require_layout(f"offset({idx!r})")
-        self._require_concrete(f"offset({idx!r})")
-        idx = _int_tuple(idx, "index")
-        limits = self.own_padded_dims if padded else self.dims
-        if len(idx) != self.ndims or any(not 0 <= i < n for i, n in zip(idx, limits)):
-            raise InvalidArgumentError(
-                f"index {idx!r} is out of range for {'padded ' if padded else ''}dims {limits!r}")
-        return self.offset0 + sum(int(self.dim_offsets(d, i)) for d, i in enumerate(idx))
+        return md_addressing.offset(self, idx, padded)
 
     def element_offsets(self, padded: bool = False) -> np.ndarray:
         """Offsets of every element as an int64 array of shape dims (or own_padded_dims)."""
-        self._require_layout("element_offsets")
-        self._require_concrete("element_offsets")
-        shape = self.own_padded_dims if padded else self.dims
-        out = np.full(shape, self.offset0, dtype=np.int64)
-        for d, n in enumerate(shape):
-            view = [1] * self.ndims
-            view[d] = n
-            out += self.dim_offsets(d, np.arange(n, dtype=np.int64)).reshape(view)
-        return out
+        return md_addressing.element_offsets(self, padded)
 
     # -- derived descriptors --------------------------------------------------
 
@@ -459,48 +373,14 @@ class MemoryDesc:
 
         Raises InvalidArgumentError when the view leaves the tensor or splits a block.
         """
-        self._require_layout("submemory")
-        self._require_concrete("submemory")
-        dims = _check_dims(dims)
-        offsets = _int_tuple(offsets, "offsets")
-        if len(dims) != self.ndims or len(offsets) != self.ndims:
-            raise InvalidArgumentError(
-                f"submemory dims {dims!r} and offsets {offsets!r} must both have {self.ndims} entries")
-        for d, (n, o, parent, b) in enumerate(zip(dims, offsets, self.dims, self.blocks)):
-            if o < 0 or n + o > parent:
-                raise InvalidArgumentError(
-                    f"submemory dims {dims!r} at offsets {offsets!r} leave the "
-                    f"parent dims {self.dims!r} in dim {d}")
-            if b > 1 and (o % b or (n % b and n + o != parent)):
-                raise InvalidArgumentError(
-                    f"submemory dims {dims!r} at offsets {offsets!r} split a block of "
-                    f"{b} in dim {d}: offsets must be multiples of {b}, and so must "
-                    f"dims unless they reach the end of the parent")
-        return self._replace(
-            dims=dims,
-            padded_offsets=tuple(a + b for a, b in zip(self.padded_offsets, offsets)))
+        return md_transforms.submemory(self, dims, offsets)
 
     def permute_axes(self, perm: Sequence[int]) -> "MemoryDesc":
         """The same memory seen with axes permuted: input axis i becomes axis perm[i].
 
         Raises InvalidArgumentError if perm is not a permutation of range(ndims).
         """
-        self._require_concrete("permute_axes")
-        perm = _int_tuple(perm, "permutation")
-        if sorted(perm) != list(range(self.ndims)):
-            raise InvalidArgumentError(
-                f"permutation {perm!r} is not a permutation of 0..{self.ndims - 1}")
-
-        def move(values):
-            out = [0] * self.ndims
-            for i, v in enumerate(values):
-                out[perm[i]] = v
-            return tuple(out)
-
-        return self._replace(dims=move(self.dims), padded_dims=move(self.padded_dims),
-                             padded_offsets=move(self.padded_offsets),
-                             strides=move(self.strides),
-                             inner_idxs=tuple(perm[d] for d in self.inner_idxs))
+        return md_transforms.permute_axes(self, perm)
 
     def reshape(self, dims: Sequence[int]) -> "MemoryDesc":
         """The same memory seen with other dims of the same element count.
@@ -509,83 +389,7 @@ class MemoryDesc:
         blocked or padded layouts can only gain or lose dims of size 1.
         Raises InvalidArgumentError otherwise.
         """
-        self._require_concrete("reshape")
-        dims = _check_dims(dims)
-        if math.prod(dims) != self.nelems():
-            raise InvalidArgumentError(
-                f"reshape to dims {dims!r} ({math.prod(dims)} elements) from "
-                f"{self.dims!r} ({self.nelems()} elements): counts differ")
-        if self.format_kind == "any":
-            return MemoryDesc(dims, self.data_type, tag="any")
-        if self.nelems() == 0:
-            return MemoryDesc(dims, self.data_type)
-        plain = not self.inner_blks and not self.is_submemory
-        # Dims of size 1 that are not blocked or padded carry no layout.
-        kept = [d for d in range(self.ndims)
-                if self.dims[d] != 1 or self.padded_dims[d] != 1 or self.padded_offsets[d]]
-        old = [self.dims[d] for d in kept]
-        new = [n for n in dims if n != 1]
-        new_strides = {}
-        if plain:
-            i = j = 0
-            while i < len(kept):
-                i2, j2 = i + 1, j + 1
-                a, b = old[i], new[j]
-                while a != b:
-                    if a < b:
-                        a *= old[i2]
-                        i2 += 1
-                    else:
-                        b *= new[j2]
-                        j2 += 1
-                for k in range(i, i2 - 1):
-                    d, e = kept[k], kept[k + 1]
-                    if self.strides[d] != self.strides[e] * self.dims[e]:
-                        raise InvalidArgumentError(
-                            f"reshape to dims {dims!r}: dims {self.dims!r} with strides "
-                            f"{self.strides!r} cannot merge dims {d} and {e}")
-                stride = self.strides[kept[i2 - 1]]
-                for k in reversed(range(j, j2)):
-                    new_strides[k] = stride
-                    stride *= new[k]
-                i, j = i2, j2
-        elif old != new:
-            raise InvalidArgumentError(
-                f"reshape to dims {dims!r}: a blocked or padded layout ({self!r}) "
-                f"can only gain or lose dims of size 1")
-        # Lay out the new dims: the kept ones keep (or get) their strides, the
-        # new dims of size 1 take the stride a dense layout would give them.
-        out = {name: [] for name in ("dims", "padded_dims", "padded_offsets", "strides")}
-        mapping = {}  # position in the new dims -> index into `kept`, None for a new 1
-        k = 0
-        for n_pos, n in enumerate(dims):
-            mapping[n_pos] = None if n == 1 else k
-            k += n != 1
-        next_stride = self.inner_size
-        for n_pos in reversed(range(len(dims))):
-            k = mapping[n_pos]
-            if k is None:
-                out["dims"].append(1)
-                out["padded_dims"].append(1)
-                out["padded_offsets"].append(0)
-                out["strides"].append(next_stride)
-                continue
-            if plain:
-                stride, padded, offset, extent = new_strides[k], dims[n_pos], 0, dims[n_pos]
-            else:
-                d = kept[k]
-                stride, padded, offset = self.strides[d], self.padded_dims[d], self.padded_offsets[d]
-                extent = padded // self.blocks[d]
-            out["dims"].append(dims[n_pos])
-            out["padded_dims"].append(padded)
-            out["padded_offsets"].append(offset)
-            out["strides"].append(stride)
-            next_stride = stride * extent
-        position = {} if plain else {kept[k]: n_pos for n_pos, k in mapping.items()
-                                     if k is not None}
-        return self._replace(
-            **{name: tuple(reversed(values)) for name, values in out.items()},
-            inner_idxs=tuple(position[d] for d in self.inner_idxs))
+        return md_transforms.reshape(self, dims)
 
     def matches_tag(self, tag: str, strides: Sequence[int] | None = None) -> bool:
         """True if this descriptor has the layout of ``tag`` for its dims.
@@ -594,37 +398,11 @@ class MemoryDesc:
         dense ones: -1 accepts any stride, 0 the tag's own. Strides of dims of
         extent 1 are not compared. Raises InvalidArgumentError for a bad tag.
         """
-        if self.format_kind != "blocked":
-            return False
-        if self.is_runtime:
-            ref = MemoryDesc(self.dims, self.data_type, tag=tag)
-            return self.runtime_tag is not None and ref.runtime_tag == self.runtime_tag
-        ref = MemoryDesc(self.dims, self.data_type, tag=tag)
-        if strides is not None:
-            strides = _int_tuple(strides, "strides")
-            if len(strides) != self.ndims:
-                raise InvalidArgumentError(
-                    f"strides {strides!r}: {len(strides)} strides for {self.ndims} dims")
-        if (ref.inner_blks, ref.inner_idxs, ref.padded_dims, ref.offset0) != \
-                (self.inner_blks, self.inner_idxs, self.padded_dims, self.offset0) \
-                or any(self.padded_offsets):
-            return False
-        for d, extent in enumerate(self._outer_extents):
-            want = ref.strides[d] if strides is None or strides[d] == 0 else strides[d]
-            if want != -1 and extent > 1 and self.strides[d] != want:
-                return False
-        return True
+        return md_transforms.matches_tag(self, tag, strides)
 
     def check_same_dims(self, other: "MemoryDesc", what: str) -> None:
         """Raise InvalidArgumentError unless ``other`` has the same dims."""
-        if not isinstance(other, MemoryDesc):
-            raise InvalidArgumentError(f"{what}: {other!r} is not a MemoryDesc")
-        if self.dims != other.dims:
-            def shown(dims):  # runtime dims as *
-                return dims_text(dims) if RUNTIME_DIM in dims else repr(dims)
-
-            raise InvalidArgumentError(
-                f"{what}: dims {shown(self.dims)} and {shown(other.dims)} differ")
+        md_transforms.check_same_dims(self, other, what)
 
     # -- identity -------------------------------------------------------------
 
@@ -662,45 +440,3 @@ class MemoryDesc:
                 layout += " extra=" + self.extra.text()
         return f"<MemoryDesc {dims} {self.data_type} {layout}>"
 
-
-def dims_text(values) -> str:
-    """Dims (or strides) as 2x*x3, a runtime one shown as *."""
-    return "x".join("*" if v == RUNTIME_DIM else str(v) for v in values)
-
-
-def element_span(md: MemoryDesc, box=None) -> tuple[int, int]:
-    """First and one-past-last element offset of a box of md's padded index
-    space (default: its own elements, padding included); (0, 0) when empty.
-    Offsets grow with every index, so the box's corners bound them."""
-    box = tuple((0, n) for n in md.own_padded_dims) if box is None else box
-    if any(start >= stop for start, stop in box):
-        return 0, 0
-    return (md.offset(tuple(start for start, _ in box), padded=True),
-            md.offset(tuple(stop - 1 for _, stop in box), padded=True) + 1)
-
-
-@functools.lru_cache(maxsize=256)
-def _bit_span(md: MemoryDesc) -> tuple[int, int]:
-    first, end = element_span(md)
-    return first * md.dtype.bits // 8 * 8, -(-end * md.dtype.bits // 8) * 8  # whole bytes
-
-
-def may_overlap(a, b) -> bool:
-    """False only when descriptors ``a`` and ``b`` (None: the whole buffer)
-    are provably disjoint views of one buffer: windows of one layout
-    (submemories of one parent) that miss each other in some dim, or views
-    whose spans miss each other."""
-    if a is None or b is None:
-        return True
-    # 4-bit windows that meet mid-byte share that byte, and kernels store
-    # whole bytes: compare byte spans, never the windows' elements.
-    packed = a.dtype.packed or b.dtype.packed
-    if not packed and all(getattr(a, n) == getattr(b, n) for n in (
-            "data_type", "padded_dims", "strides", "inner_blks", "inner_idxs", "offset0")):
-        return all(oa < ob + nb and ob < oa + na for oa, na, ob, nb in zip(
-            a.padded_offsets, a.own_padded_dims, b.padded_offsets, b.own_padded_dims))
-    (a0, a1), (b0, b1) = _bit_span(a), _bit_span(b)
-    return a0 < b1 and b0 < a1
-
-
-__all__ = ["MemoryDesc", "RUNTIME_DIM"]

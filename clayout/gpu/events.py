@@ -9,7 +9,7 @@ import weakref
 import pyopencl as cl
 
 from ..errors import ExecutionError
-from ..memory_desc import may_overlap
+from ..md_addressing import may_overlap
 
 _DONE = cl.command_execution_status.COMPLETE
 _OUT_OF_ORDER = cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE

@@ -19,7 +19,8 @@ import math
 import numpy as np
 
 from ..dtypes import DataType
-from ..memory_desc import MemoryDesc, element_span
+from ..md_addressing import element_span
+from ..memory_desc import MemoryDesc
 
 #: Elements per box of the host path: with up to ~60 bytes of scratch per
 #: element (offsets, values, temporaries) a box stays near 128 MiB.

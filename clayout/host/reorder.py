@@ -9,7 +9,8 @@ import numpy as np
 
 from ..attr import Attr
 from ..dtypes import DataType, f64_to_f32_odd
-from ..memory_desc import MemoryDesc, element_span
+from ..md_addressing import element_span
+from ..memory_desc import MemoryDesc
 from . import layout
 from .layout import (box_indices, box_offsets, box_view, boxes, digit_view, read_elements,
                      write_elements)
