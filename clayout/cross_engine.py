@@ -48,8 +48,8 @@ from .errors import InvalidArgumentError, UnimplementedError
 from .host import reorder as host_reorder
 from .host.layout import fills_span, to_byte_span
 from .implementations import PREFIX, HostFallback, choose
-from .memory import Memory, _allocate, _need
-from .memory_desc import element_span
+from .memory import check_memory, uninitialised
+from .md_addressing import element_span
 from .problem import Problem
 
 #: CLAYOUT_CROSS_CONVERT=device|host makes the device or the host convert
@@ -99,13 +99,6 @@ def engines_of(engine, src_engine, dst_engine) -> tuple[Engine, Engine]:
 def _span(md):
     """(first byte, end byte, element at the first byte) of md's elements."""
     return to_byte_span(md, *element_span(md))
-
-
-def _staging(engine, md) -> Memory:
-    """A new device memory of md's layout, uninitialised (every byte the
-    reorder reads or writes in it is written first)."""
-    need = _need(md)
-    return Memory._wrap(md, engine, _allocate(engine, md, need), need)
 
 
 def _convert_on_host(problem, src_bytes, src_base, dst_bytes, dst_base):
@@ -255,15 +248,8 @@ class CrossEngine:
     # -- running ---------------------------------------------------------------------
 
     def _check_memory(self, mem, md, engine, arg):
-        if not isinstance(mem, Memory):
-            raise InvalidArgumentError(f"{arg} {mem!r} is not a clayout Memory")
-        if mem.md != md:
-            raise InvalidArgumentError(
-                f"{arg} memory {mem.md!r} does not match the primitive's {arg} {md!r}")
-        if mem.engine != engine:
-            raise InvalidArgumentError(
-                f"{arg} memory lives on {mem.engine.describe()}; this cross-engine reorder "
-                f"({self.direction}) takes its {arg} on {engine.describe()}")
+        check_memory(mem, md, engine, arg, f"; this cross-engine reorder ({self.direction}) "
+                                           f"takes its {arg} on {engine.describe()}")
 
     def run(self, primitive, stream, src, dst, wait_for):
         """Execute for ``primitive`` (see Reorder.execute)."""
@@ -300,7 +286,7 @@ class CrossEngine:
                     event = read = backend.run_after(wait + dst_waits, lambda: backend.marker(
                         queue, wait + dst_waits), queue)
                 elif self.variant == "device":
-                    staging = _staging(engine, p.src_md)
+                    staging = uninitialised(p.src_md, engine)
                     first, end, _ = _span(p.src_md)
 
                     def work():
@@ -342,7 +328,7 @@ class CrossEngine:
                 if self.variant == "none":
                     event = backend.run_after(wait, lambda: backend.marker(queue, wait), queue)
                 elif self.variant == "device":
-                    staging = _staging(engine, p.dst_md)
+                    staging = uninitialised(p.dst_md, engine)
                     converted = self.device.execute(queue, src, staging, wait)
                     first, end, base = _span(p.dst_md)
                     dense = fills_span(p.dst_md)

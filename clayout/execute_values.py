@@ -30,8 +30,10 @@ from typing import Any, Union
 import numpy as np
 
 from .attr import PER_SLICE_FIELDS, Attr
+from .backends import foreign_storage
+from .dtypes import DATA_TYPES
 from .errors import InvalidArgumentError, UnimplementedError
-from .memory import Memory, _allocate
+from .memory import Memory, uninitialised
 from .memory_desc import RUNTIME_DIM, MemoryDesc
 
 #: What execute takes as the values of one attribute.
@@ -53,17 +55,16 @@ class ValueSlot:
 
     __slots__ = ("keyword", "field", "declared", "wanted", "kernel_type", "widening")
 
-    def __init__(self, keyword: str, field: str, declared, engine):
+    def __init__(self, keyword: str, field: str, declared, engine, make_reorder):
         self.keyword, self.field, self.declared = keyword, field, declared
         self.wanted = declared is not None and declared.at_execute
         self.kernel_type = KERNEL_TYPE[field.split("_", 1)[1]]
         self.widening = None
         if self.wanted and engine.is_device and declared.data_type != self.kernel_type:
-            from .primitives import Reorder
             # A runtime-dims pattern: one kernel for every count of values.
-            self.widening = Reorder(MemoryDesc((RUNTIME_DIM,), declared.data_type, tag="a"),
-                                    MemoryDesc((RUNTIME_DIM,), self.kernel_type, tag="a"),
-                                    engine=engine)
+            self.widening = make_reorder(MemoryDesc((RUNTIME_DIM,), declared.data_type, tag="a"),
+                                         MemoryDesc((RUNTIME_DIM,), self.kernel_type, tag="a"),
+                                         engine=engine)
 
 
 class ExecValue:
@@ -83,7 +84,7 @@ class ExecValue:
         memory = self.memory
         if memory.md.data_type != self.slot.kernel_type:  # the declared type: widen first
             reorder = self.slot.widening
-            wide = _new_memory(engine, reorder.dst_md.with_dims(memory.md.dims))
+            wide = uninitialised(reorder.dst_md.with_dims(memory.md.dims), engine)
             return wide.storage, [reorder.execute(queue, memory, wide, wait_for=wait_for)]
         return memory.storage, memory._wait_list(queue)
 
@@ -93,7 +94,7 @@ class ExecValue:
         None): for the host path, which reads them later, on a worker."""
         if self.memory is None:
             return self, None
-        copy = _new_memory(engine, self.memory.md)
+        copy = uninitialised(self.memory.md, engine)
         event = engine.backend.copy(queue, copy.storage, self.memory.storage, copy.md.size,
                                     wait_for + self.memory._wait_list(queue))
         copy._wrote(event, queue)
@@ -113,20 +114,17 @@ class ExecValue:
                                               self.slot.keyword, as_stored=True)
 
 
-def _new_memory(engine, md) -> Memory:
-    """A device Memory of ``md``, uninitialised (about to be written whole)."""
-    return Memory._wrap(md, engine, _allocate(engine, md, md.size), md.size)
-
-
 def _values_text(count: int) -> str:
     return f"{count} value" if count == 1 else f"{count} values"
 
 
-def value_spec(attr: Attr | None, engine) -> tuple[ValueSlot, ...]:
+def value_spec(attr: Attr | None, engine, make_reorder) -> tuple[ValueSlot, ...]:
     """What ``resolve`` checks each execute against, worked out once per
-    primitive on ``engine``: a ValueSlot per keyword, in KEYWORDS' order."""
+    primitive on ``engine``: a ValueSlot per keyword, in KEYWORDS' order.
+    ``make_reorder(src_md, dst_md, engine=)`` (clayout's Reorder: this
+    module sits below the primitives) makes the widening reorders."""
     return tuple(ValueSlot(keyword, field, None if attr is None else getattr(attr, field),
-                           engine) for keyword, field in KEYWORDS.items())
+                           engine, make_reorder) for keyword, field in KEYWORDS.items())
 
 
 def resolve(spec: tuple, given: tuple, dims: tuple[int, ...], engine,
@@ -168,15 +166,12 @@ def _is_device(value, engine) -> bool:
     """Whether ``value`` is device storage another runtime made (a pyopencl
     Buffer or Array, USM memory). For a runtime other than the engine's,
     the engine's check of it says so."""
-    from .backends import foreign_storage
     return foreign_storage(value) is not None
 
 
 def _device_memory(slot: ValueSlot, value, dims, engine) -> Memory:
     """The values of a Memory, Array or Buffer as a Memory on ``engine``,
     of the kernels' type or the declared one."""
-    from .backends import foreign_storage
-
     keyword, declared, kernel_type = slot.keyword, slot.declared, slot.kernel_type
     count = declared.count(dims)
     if isinstance(value, Memory):
@@ -211,8 +206,6 @@ def _device_memory(slot: ValueSlot, value, dims, engine) -> Memory:
 
 
 def _array_type(keyword, array, declared, kernel_type) -> str:
-    from .dtypes import DATA_TYPES
-
     for name in (kernel_type, declared.data_type):
         if np.dtype(DATA_TYPES[name].numpy) == array.dtype:
             return name

@@ -18,7 +18,8 @@ from .engine import Engine, Stream, as_engine, as_stream, check_wait_for
 from .errors import InvalidArgumentError
 from .host.layout import (byte_span, dense_bytes, fills_span, from_dense_bytes, gather,
                           is_c_dense, scatter, span_base)
-from .memory_desc import MemoryDesc, may_overlap
+from .md_addressing import may_overlap
+from .memory_desc import MemoryDesc
 
 try:
     from .gpu.events import host_pending_of, pending_writes_of
@@ -255,7 +256,7 @@ class Memory:
                 data = dense_bytes(md.dtype, array)  # 4-bit types: two elements a byte
                 staged = cls._wrap(dense, engine, _allocate(engine, dense, data.nbytes, data),
                                    data.nbytes)
-                out = cls._wrap(md, engine, _allocate(engine, md, need), need)
+                out = uninitialised(md, engine)
                 if not fills_span(md) or byte_span(md) != (0, need):
                     # Bytes around or between the elements: zero them too.
                     out._wrote(engine.backend.fill_zero(queue, out.storage, need), queue)
@@ -321,8 +322,7 @@ class Memory:
             prim = _device_reorder(md, dense, self.engine)
             if prim is not None:
                 nbytes = dense.size
-                staged = Memory._wrap(dense, self.engine, _allocate(self.engine, dense, nbytes),
-                                      nbytes)
+                staged = uninitialised(dense, self.engine)
                 q = _stream_queue(queue, self.engine)
                 # Wait here, not on the queue: an engine queue must never
                 # stall on a caller's event (to_numpy blocks anyway).
@@ -361,6 +361,22 @@ class Memory:
         return f"<Memory {self.md!r} on {self.engine!r}>"
 
 
+def check_memory(mem, md: MemoryDesc, engine: Engine, arg: str, where: str) -> None:
+    """Raise InvalidArgumentError unless ``mem`` is a Memory of ``md`` (of an
+    instance of it, when md has runtime dims) on ``engine``: what a
+    primitive's execute checks its ``arg`` ("src", "dst") against.
+    ``where`` ends the message of a memory on another engine."""
+    if not isinstance(mem, Memory):
+        raise InvalidArgumentError(f"{arg} {mem!r} is not a clayout Memory")
+    if md.is_runtime:  # a pattern: the memory brings the shape
+        md.check_instance(mem.md, f"{arg} memory")
+    elif mem.md != md:
+        raise InvalidArgumentError(
+            f"{arg} memory {mem.md!r} does not match the primitive's {arg} {md!r}")
+    if mem.engine != engine:
+        raise InvalidArgumentError(f"{arg} memory lives on {mem.engine.describe()}{where}")
+
+
 def _check_layout(md, what):
     if not isinstance(md, MemoryDesc):
         raise InvalidArgumentError(f"{what}: {md!r} is not a MemoryDesc")
@@ -397,9 +413,26 @@ def _allocate(engine, md, nbytes, data=None):
     return engine.backend.allocate(md, nbytes, data)
 
 
-def _device_reorder(src_md, dst_md, engine):
-    """A Reorder that runs as a device kernel, or None when it would not."""
-    from .primitives import Reorder
+def uninitialised(md: MemoryDesc, engine: Engine) -> Memory:
+    """A Memory of md on engine over new storage that is not zeroed: a
+    staging buffer for a primitive that writes every byte it later reads."""
+    need = _need(md)
+    return Memory._wrap(md, engine, _allocate(engine, md, need), need)
 
-    prim = Reorder(src_md, dst_md, engine=engine)
-    return prim if prim.runs_kernel else None
+
+# Memory sits below the primitives, yet from_numpy and to_numpy change big
+# tensors' layouts with a device Reorder: clayout.primitives registers the
+# maker of one here when it is imported (clayout's __init__ imports it).
+_DEVICE_REORDER: list = []
+
+
+def register_device_reorder(make) -> None:
+    """Make ``make(src_md, dst_md, engine)`` (a primitive that runs as a
+    device kernel, or None) what from_numpy and to_numpy use."""
+    _DEVICE_REORDER[:] = [make]
+
+
+def _device_reorder(src_md, dst_md, engine):
+    """A primitive that changes src_md's layout to dst_md's in a device kernel,
+    or None (then the layout is changed on the host)."""
+    return _DEVICE_REORDER[0](src_md, dst_md, engine) if _DEVICE_REORDER else None

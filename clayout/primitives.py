@@ -15,7 +15,7 @@ from .engine import Engine, Stream, as_engine, as_stream, check_wait_for, defaul
 from .errors import InvalidArgumentError, UnimplementedError
 from .execute_values import KEYWORDS, ValuesLike, check_cross_engine, resolve, value_spec
 from .implementations import choose
-from .memory import Memory
+from .memory import Memory, check_memory, register_device_reorder
 from .memory_desc import RUNTIME_DIM, MemoryDesc, dims_text
 from .problem import Problem
 
@@ -57,7 +57,7 @@ class _Primitive:
         self.src_md, self.dst_md, self.attr, self.shuffle = src_md, dst_md, attr, shuffle
         problem = Problem(self.kind, src_md, dst_md, attr, shuffle)
         # What execute checks its value keywords against (None: it takes none).
-        self._value_spec = value_spec(attr, self.engine) \
+        self._value_spec = value_spec(attr, self.engine, Reorder) \
             if attr is not None and attr.at_execute() else None
         self._implementation = choose(problem, self.engine)
         self.impl = self._implementation.impl
@@ -95,17 +95,7 @@ class _Primitive:
                 _describe_attr(self.attr), problem)
 
     def _check_memory(self, mem, md, arg):
-        if not isinstance(mem, Memory):
-            raise InvalidArgumentError(f"{arg} {mem!r} is not a clayout Memory")
-        if md.is_runtime:  # a pattern: the memory brings the shape
-            md.check_instance(mem.md, f"{arg} memory")
-        elif mem.md != md:
-            raise InvalidArgumentError(
-                f"{arg} memory {mem.md!r} does not match the primitive's {arg} {md!r}")
-        if mem.engine != self.engine:
-            raise InvalidArgumentError(
-                f"{arg} memory lives on {mem.engine.describe()}, the primitive on "
-                f"{self.engine.describe()}")
+        check_memory(mem, md, self.engine, arg, f", the primitive on {self.engine.describe()}")
 
     def execute(self, stream: Stream | Any, src: Memory, dst: Memory,
                 wait_for: Sequence[Any] | None = None, *,
@@ -161,7 +151,7 @@ class _Primitive:
         values = None
         if self._value_spec is not None or src_scales is not None or dst_scales is not None \
                 or src_zero_points is not None or dst_zero_points is not None:
-            spec = self._value_spec or value_spec(self.attr, self.engine)  # to refuse them
+            spec = self._value_spec or value_spec(self.attr, self.engine, Reorder)  # to refuse them
             values = resolve(spec, given, src.md.dims, self.engine,
                              counted=not self.src_md.is_runtime)
         log = verbose.enabled()
@@ -379,3 +369,13 @@ def shuffle(src: Memory, dst: Memory, axis: int, group_size: int,
     stream = Stream(src.engine)
     primitive.execute(stream, src, dst)
     stream.wait()
+
+
+def _kernel_reorder(src_md: MemoryDesc, dst_md: MemoryDesc, engine: Engine):
+    """A Reorder of src_md to dst_md on engine that runs as a device kernel,
+    or None: what Memory's from_numpy and to_numpy use for big tensors."""
+    prim = Reorder(src_md, dst_md, engine=engine)
+    return prim if prim.runs_kernel else None
+
+
+register_device_reorder(_kernel_reorder)

@@ -22,12 +22,24 @@ import os
 import re
 import threading
 from dataclasses import dataclass
+from importlib import metadata
 
-from . import __version__
 from .gpu.families import FAMILIES
 from .gpu.profile import CPU_TUNING, GPU_TUNING, STRATEGIES
 
 LOGGER = logging.getLogger("clayout")
+
+
+def _clayout_version() -> str:
+    """The installed clayout's version (clayout.__version__; read from the
+    package's metadata because the package's __init__ sits above this
+    module), or "unknown" for a copy run without installing."""
+    try:
+        return metadata.version("clayout")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
 FORMAT = 1
 SHIPPED = os.path.join(os.path.dirname(__file__), "tuning_tables")
 
@@ -70,7 +82,7 @@ def save(identity: Identity, families: dict, when: str, path: str | None = None)
     ``identity`` atomically; returns its path."""
     path = path or table_path(identity)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    data = {"format": FORMAT, "clayout": __version__, "platform": identity.platform,
+    data = {"format": FORMAT, "clayout": _clayout_version(), "platform": identity.platform,
             "device": identity.device, "driver": identity.driver, "tuned": when,
             "families": families}
     part = f"{path}.{os.getpid()}.{threading.get_ident()}.part"
@@ -129,9 +141,10 @@ def parse(data, identity: Identity | None) -> tuple:
         if data.get("driver") != identity.driver:
             raise ValueError(f"stale: made with driver {data.get('driver')!r}, this one is "
                              f"{identity.driver!r}; run python -m clayout tune again")
-    if data.get("clayout") != __version__:
+    version = _clayout_version()
+    if data.get("clayout") != version:
         raise ValueError(f"stale: made by clayout {data.get('clayout')!r}, this is "
-                         f"{__version__}; run python -m clayout tune again")
+                         f"{version}; run python -m clayout tune again")
     families = data.get("families")
     if not isinstance(families, dict):
         raise ValueError("no 'families' object")
