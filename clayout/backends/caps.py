@@ -35,6 +35,14 @@ class DeviceCaps:
     convert_on_device_bytes: int = 8 << 20
     runs_when_waited: bool = False
 
+    def check_allocation(self, md, nbytes: int, unit: str) -> None:
+        """Raise InvalidArgumentError when ``nbytes`` for md are more than the
+        device allows in one ``unit`` ("buffer", "allocation")."""
+        if nbytes > self.max_alloc:
+            raise InvalidArgumentError(
+                f"{md!r} needs {nbytes} bytes, more than the {self.max_alloc} bytes "
+                f"{self.name} allows in one {unit}")
+
 
 def env_bytes(name: str, default: int) -> int:
     """A byte count from the environment variable ``name``, else ``default``."""

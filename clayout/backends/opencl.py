@@ -165,11 +165,7 @@ class OpenCLBackend:
     # -- storage ------------------------------------------------------------------------
 
     def allocate(self, md, nbytes: int, data=None):
-        limit = self.engine.caps.max_alloc
-        if nbytes > limit:
-            raise InvalidArgumentError(
-                f"{md!r} needs {nbytes} bytes, more than the {limit} bytes "
-                f"{self.engine.caps.name} allows in one buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE)")
+        self.engine.caps.check_allocation(md, nbytes, "buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE)")
         flags = cl.mem_flags.READ_WRITE
         try:
             if data is not None and data.nbytes:
