@@ -16,18 +16,14 @@ if ! command -v oclgrind >/dev/null; then
     packages="$packages oclgrind"
 fi
 [ -z "$packages" ] && exit 0
-install="apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq$packages"
-if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-    echo "Installing$packages."
-    sh -c "$install" >/dev/null || exit 1
-elif command -v apt-get >/dev/null && command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
-    echo "Installing$packages with sudo."
-    sudo sh -c "$install" >/dev/null || exit 1
-else
-    echo "No permission to install$packages: install them (e.g. 'sudo apt-get install"
-    echo "$packages'); until then clayout runs on the host engine (without an OpenCL device), and"
-    echo "the Oclgrind test is skipped (it fails under CI=true)."
-    exit 0
-fi
+source "$(dirname "$0")/apt_install.sh"
+apt_install $packages
+case $? in
+    1) exit 1 ;;
+    2) echo "No permission to install$packages: install them (e.g. 'sudo apt-get install"
+       echo "$packages'); until then clayout runs on the host engine (without an OpenCL device), and"
+       echo "the Oclgrind test is skipped (it fails under CI=true)."
+       exit 0 ;;
+esac
 "$py" -c "import clayout.engine as e; print('OpenCL devices:', [d.name for d in e.opencl_devices()])"
 command -v oclgrind >/dev/null && echo "$(oclgrind --version 2>&1 | grep -m1 Oclgrind)"

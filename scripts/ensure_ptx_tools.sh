@@ -10,14 +10,8 @@ packages=""
 command -v "${CLANG:-clang-15}" >/dev/null || packages=" clang-15"
 [ -f "$libclc" ] || packages="$packages libclc-15"
 if [ -n "$packages" ]; then
-    install="apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq$packages"
-    if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-        echo "Installing$packages."
-        sh -c "$install" >/dev/null
-    elif command -v apt-get >/dev/null && command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
-        echo "Installing$packages with sudo."
-        sudo sh -c "$install" >/dev/null
-    fi
+    source "$(dirname "$0")/apt_install.sh"
+    apt_install $packages
 fi
 missing=""
 command -v "${CLANG:-clang-15}" >/dev/null || missing="$missing ${CLANG:-clang-15} (apt-get install clang-15);"

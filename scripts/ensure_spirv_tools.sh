@@ -14,16 +14,9 @@ packages=""
 [ -z "${CLAYOUT_LLVM_SPIRV:-}" ] && ! command -v llvm-spirv-15 >/dev/null \
     && packages="$packages llvm-spirv-15"
 if [ -n "$packages" ]; then
-    install="apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq$packages"
-    if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-        echo "Installing$packages."
-        sh -c "$install" >/dev/null
-    elif command -v apt-get >/dev/null && command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
-        echo "Installing$packages with sudo."
-        sudo sh -c "$install" >/dev/null
-    else
-        echo "Cannot install$packages here (needs apt-get as root, or sudo without a password)."
-    fi
+    source "$(dirname "$0")/apt_install.sh"
+    apt_install $packages
+    [ $? = 2 ] && echo "Cannot install$packages here (needs apt-get as root, or sudo without a password)."
 fi
 missing=""
 command -v "$clang" >/dev/null || missing="$missing $clang (apt-get install clang-15, or set CLAYOUT_CLANG);"
