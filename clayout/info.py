@@ -121,22 +121,34 @@ def _sycl_lines(engines: list) -> list[str]:
         return [f"SYCL: {error}"]
     if not devices:
         return ["SYCL: dpctl finds no device"]
-    lines = ["SYCL devices (Engine('sycl', device=...)):"]
+    def details(engine, device):
+        backend = engine.backend
+        return [f"programs from {'SPIR-V' if backend.spirv else 'OpenCL C'}; plans "
+                + ("as on the OpenCL engine of the same device"
+                   if backend.cl_device is not None else "from what dpctl tells")
+                + f" (strategy {engine.profile.strategy})"]
+
+    return ["SYCL devices (Engine('sycl', device=...)):"] + _device_lines(
+        "sycl", devices, lambda d: f"{d.backend.name}: {d.sycl_platform.name.strip()}",
+        details, engines, "sycl ")
+
+
+def _device_lines(kind: str, devices: list, describe, details, engines: list,
+                  label: str = "") -> list[str]:
+    """A line per device (``describe(device)`` in brackets), then
+    ``details(engine, device)`` indented, or why no engine is made on it;
+    the engines join ``engines``, labelled ``label`` + index and name."""
+    lines = []
     for index, device in enumerate(devices):
         name = device.name.strip()
-        lines.append(f"[{index}] {name} ({device.backend.name}: "
-                     f"{device.sycl_platform.name.strip()})")
+        lines.append(f"[{index}] {name} ({describe(device)})")
         try:
-            engine = Engine("sycl", device=device)
-        except Exception as error:  # noqa: BLE001
+            engine = Engine(kind, device=device)
+        except Exception as error:  # noqa: BLE001 - a report names any failure
             lines.append(f"    no engine: {type(error).__name__}: {error}")
             continue
-        backend = engine.backend
-        lines.append(f"    programs from {'SPIR-V' if backend.spirv else 'OpenCL C'}; plans "
-                     + ("as on the OpenCL engine of the same device"
-                        if backend.cl_device is not None else "from what dpctl tells")
-                     + f" (strategy {engine.profile.strategy})")
-        engines.append((f"sycl [{index}] {name}", engine))
+        lines += ["    " + text for text in details(engine, device)]
+        engines.append((f"{label}[{index}] {name}", engine))
     return lines
 
 
@@ -156,18 +168,9 @@ def report() -> str:
                      "(NumPy).")
     else:
         lines.append("OpenCL devices:")
-        for index, device in enumerate(devices):
-            name = device.name.strip()
-            lines.append(f"[{index}] {name} ({device.platform.name.strip()}, "
-                         f"{device.version.strip()})")
-            try:
-                engine = Engine("opencl", device=device)
-            except Exception as error:  # noqa: BLE001
-                lines.append(f"    no engine: {type(error).__name__}: {error}")
-                continue
-            lines += ["    " + text for text in _profile_lines(engine.profile)
-                      + _tuning_lines(device)]
-            engines.append((f"[{index}] {name}", engine))
+        lines += _device_lines(
+            "opencl", devices, lambda d: f"{d.platform.name.strip()}, {d.version.strip()}",
+            lambda engine, d: _profile_lines(engine.profile) + _tuning_lines(d), engines)
 
     lines.append("")
     lines += _sycl_lines(engines)
