@@ -41,6 +41,7 @@ import time
 import numpy as np
 
 from . import verbose
+from .arguments import check_memory
 from .compensation import data_problem, write_host
 from .engine import (RUNTIME_NAMES, Engine, Stream, as_engine, as_stream, check_wait_for,
                      default_engine)
@@ -48,7 +49,7 @@ from .errors import InvalidArgumentError, UnimplementedError
 from .host import reorder as host_reorder
 from .host.layout import fills_span, to_byte_span
 from .implementations import PREFIX, HostFallback, choose
-from .memory import check_memory, uninitialised
+from .memory import uninitialised
 from .md_addressing import element_span
 from .problem import Problem
 

@@ -361,22 +361,6 @@ class Memory:
         return f"<Memory {self.md!r} on {self.engine!r}>"
 
 
-def check_memory(mem, md: MemoryDesc, engine: Engine, arg: str, where: str) -> None:
-    """Raise InvalidArgumentError unless ``mem`` is a Memory of ``md`` (of an
-    instance of it, when md has runtime dims) on ``engine``: what a
-    primitive's execute checks its ``arg`` ("src", "dst") against.
-    ``where`` ends the message of a memory on another engine."""
-    if not isinstance(mem, Memory):
-        raise InvalidArgumentError(f"{arg} {mem!r} is not a clayout Memory")
-    if md.is_runtime:  # a pattern: the memory brings the shape
-        md.check_instance(mem.md, f"{arg} memory")
-    elif mem.md != md:
-        raise InvalidArgumentError(
-            f"{arg} memory {mem.md!r} does not match the primitive's {arg} {md!r}")
-    if mem.engine != engine:
-        raise InvalidArgumentError(f"{arg} memory lives on {mem.engine.describe()}{where}")
-
-
 def _check_layout(md, what):
     if not isinstance(md, MemoryDesc):
         raise InvalidArgumentError(f"{what}: {md!r} is not a MemoryDesc")

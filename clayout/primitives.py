@@ -5,18 +5,16 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from . import verbose
+from .arguments import check_memory, check_pair, check_reorder, check_shuffle, refuse_keywords
 from .attr import Attr
-from .compensation import check_problem as check_compensation
 from .cross_engine import engines_of, setup as cross_engine_setup
 from .engine import Engine, Stream, as_engine, as_stream, check_wait_for, default_engine
 from .errors import InvalidArgumentError, UnimplementedError
 from .execute_values import KEYWORDS, ValuesLike, check_cross_engine, resolve, value_spec
 from .implementations import choose
-from .memory import Memory, check_memory, register_device_reorder
-from .memory_desc import RUNTIME_DIM, MemoryDesc, dims_text
+from .memory import Memory, register_device_reorder
+from .memory_desc import MemoryDesc, dims_text
 from .problem import Problem
 
 
@@ -121,14 +119,15 @@ class _Primitive:
         runs (the host path for an OpenCL engine runs on a worker thread),
         except where the host must work for a SYCL engine (the host path:
         SYCL has no user events, so that runs in the caller once its inputs
-        are ready). The host engine runs the call at once and returns None. Raises InvalidArgumentError for arguments
-        that do not match (values given at execute included: missing,
-        unexpected, of the wrong count, type or engine), UnimplementedError
+        are ready). The host engine runs the call at once and returns None.
+        Raises InvalidArgumentError for arguments that do not match (values
+        given at execute included: missing, unexpected, of the wrong count,
+        type or engine; arguments.py holds the rules), UnimplementedError
         for source scales on the device into weights with a scale_adjust,
         ExecutionError when an earlier write of ``src`` or ``dst`` failed.
         """
         if unknown:
-            _refuse_keywords(unknown)
+            refuse_keywords(unknown)
         given = (src_scales, dst_scales, src_zero_points, dst_zero_points)
         if type(stream) is not Stream or stream.engine is not self.engine:
             stream = as_stream(stream, self.engine)
@@ -140,13 +139,7 @@ class _Primitive:
         if type(dst) is not Memory or dst.md is not self.dst_md or \
                 dst.engine is not self.engine:
             self._check_memory(dst, self.dst_md, "dst")
-        if src.md.dims != dst.md.dims:
-            raise InvalidArgumentError(
-                f"src {src.md!r} and dst {dst.md!r} fill the runtime dims differently")
-        if src.shares_bytes_with(dst):
-            raise InvalidArgumentError(
-                f"src {src.md!r} and dst {dst.md!r} share bytes of one buffer: a {self.kind} "
-                f"does not run in place; give a destination of its own")
+        check_pair(self.kind, src, dst)
         wait = check_wait_for(wait_for, self.engine)
         values = None
         if self._value_spec is not None or src_scales is not None or dst_scales is not None \
@@ -188,42 +181,6 @@ class _Primitive:
         return f"<{type(self).__name__} {self.impl} {','.join(self._signature())}>"
 
 
-def _refuse_keywords(unknown: dict):
-    """Raise InvalidArgumentError naming execute's keywords in ``unknown``
-    (if any) and those it takes."""
-    if unknown:
-        raise InvalidArgumentError(
-            f"execute() got the keyword {sorted(unknown)[0]!r}: it takes wait_for= and "
-            f"the values {', '.join(f'{k}=' for k in KEYWORDS)} (Attr's src_zero_point is "
-            f"execute's src_zero_points=)")
-
-
-def _is_int(value) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
-def _check_scales_and_points(attr: Attr, src_md: MemoryDesc, dst_md: MemoryDesc):
-    for name in ("src_scales", "dst_scales", "src_zero_point", "dst_zero_point"):
-        value = getattr(attr, name)
-        if value is None:
-            continue
-        runtime = src_md.is_runtime and [d for d in value.masked_dims()
-                                         if d < src_md.ndims and src_md.dims[d] == RUNTIME_DIM]
-        if runtime and not value.at_execute:
-            raise InvalidArgumentError(
-                f"{name} mask {value.mask:#b} covers runtime dim {runtime[0]} of "
-                f"{dims_text(src_md.dims)}: per-slice values fixed at creation need that dim "
-                f"fixed (their count would change with the shape); make them with mask= "
-                f"and no values to give them at execute")
-        value.check(src_md.dims, name)  # on runtime dims: counted at each execute
-    for arg, md, point in (("src", src_md, attr.src_zero_point),
-                           ("dst", dst_md, attr.dst_zero_point)):
-        if point is not None and not md.dtype.is_int:
-            raise InvalidArgumentError(
-                f"{arg}_zero_point given for {arg} type {md.data_type}: zero points "
-                f"apply to integer types only")
-
-
 class Reorder(_Primitive):
     """Copy ``src_md``'s tensor into ``dst_md``'s layout and type, optionally
     quantizing with ``attr`` (scales, zero points, sum).
@@ -249,19 +206,7 @@ class Reorder(_Primitive):
     def __init__(self, src_md: MemoryDesc, dst_md: MemoryDesc, *, engine: Engine | None = None,
                  attr: Attr | None = None, src_engine: Engine | None = None,
                  dst_engine: Engine | None = None):
-        for arg, md in (("src", src_md), ("dst", dst_md)):
-            if not isinstance(md, MemoryDesc):
-                raise InvalidArgumentError(f"{arg} {md!r} is not a MemoryDesc")
-        if src_md.format_kind == "any":
-            raise InvalidArgumentError(f"src {src_md!r}: a source needs a layout, not 'any'")
-        src_md.check_same_dims(dst_md, "reorder src and dst")
-        if dst_md.format_kind == "any":
-            dst_md = src_md.dense_like(dst_md.data_type)
-        if attr is not None:
-            if not isinstance(attr, Attr):
-                raise InvalidArgumentError(f"attr {attr!r} is not a clayout Attr")
-            _check_scales_and_points(attr, src_md, dst_md)
-        check_compensation(self.kind, src_md, dst_md, attr)
+        dst_md = check_reorder(src_md, dst_md, attr)
         self.src_engine, self.dst_engine = engines_of(engine, src_engine, dst_engine)
         if self.src_engine != self.dst_engine:
             check_cross_engine(attr)
@@ -279,7 +224,7 @@ class Reorder(_Primitive):
         if self._cross is None:
             return super().execute(stream, src, dst, wait_for, **values)
         if values:
-            _refuse_keywords({k: v for k, v in values.items() if k not in KEYWORDS})
+            refuse_keywords({k: v for k, v in values.items() if k not in KEYWORDS})
             raise InvalidArgumentError(
                 f"{', '.join(values)} given to a cross-engine reorder's execute: it takes "
                 f"its attribute values at creation")
@@ -312,37 +257,7 @@ class Shuffle(_Primitive):
 
     def __init__(self, src_md: MemoryDesc, axis: int, group_size: int, *, backward: bool = False,
                  engine: Engine | None = None, dst_md: MemoryDesc | None = None):
-        if not isinstance(src_md, MemoryDesc) or src_md.format_kind != "blocked":
-            raise InvalidArgumentError(f"src {src_md!r}: shuffle needs a MemoryDesc with a layout")
-        if dst_md is not None and not isinstance(dst_md, MemoryDesc):
-            raise InvalidArgumentError(f"shuffle dst_md {dst_md!r} is not a MemoryDesc (or None)")
-        if not _is_int(axis) or not -src_md.ndims <= axis < src_md.ndims:
-            raise InvalidArgumentError(
-                f"shuffle axis {axis!r} is outside -{src_md.ndims}..{src_md.ndims - 1} for "
-                f"dims {src_md.dims!r}")
-        if not isinstance(backward, (bool, np.bool_)):
-            raise InvalidArgumentError(f"shuffle backward {backward!r}: expected True or False")
-        axis = int(axis) % src_md.ndims
-        channels = src_md.dims[axis]
-        if channels == RUNTIME_DIM:
-            raise InvalidArgumentError(
-                f"shuffle axis {axis} of {dims_text(src_md.dims)} is a runtime dim: the "
-                f"group must divide an axis size known at creation")
-        if not _is_int(group_size) or group_size <= 0 or \
-                (channels and channels % group_size):
-            raise InvalidArgumentError(
-                f"shuffle group_size {group_size!r} must be a positive divisor of the "
-                f"axis size {channels} (dims {src_md.dims!r}, axis {axis})")
-        if dst_md is None or dst_md.format_kind == "any":
-            dtype = src_md.data_type if dst_md is None else dst_md.data_type
-            dst_md = src_md if dst_md is None and not src_md.is_submemory \
-                else src_md.dense_like(dtype)
-        src_md.check_same_dims(dst_md, "shuffle src and dst")
-        if dst_md.data_type != src_md.data_type:
-            raise InvalidArgumentError(
-                f"shuffle src type {src_md.data_type} and dst type {dst_md.data_type} differ: "
-                f"a shuffle does not convert (reorder first)")
-        check_compensation(self.kind, src_md, dst_md, None)
+        axis, channels, dst_md = check_shuffle(src_md, axis, group_size, backward, dst_md)
         self.axis, self.group_size, self.backward = int(axis), int(group_size), bool(backward)
         group = channels // self.group_size if backward and channels else self.group_size
         # A group of 1 or of the whole axis leaves every element where it is.
