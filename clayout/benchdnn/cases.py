@@ -24,7 +24,8 @@ from ..dtypes import DATA_TYPES
 from ..memory_desc import RUNTIME_DIM
 from ..tags import LETTERS
 from .layout import Layout, TagError, strided_layout, tag_layout, trim_meta_tag
-from .options import ArgQuant, Problem, parse_oflag, parse_post_ops, parse_quant, parse_strides
+from .option_values import ArgQuant, parse_oflag, parse_post_ops, parse_quant, parse_strides
+from .options import Problem
 from .values import DEF_SCALES, TYPES, TypeInfo, pick
 
 ZERO_POINT_CHOICES = np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
