@@ -116,7 +116,7 @@ def test_silero_weights():
     if not SILERO.exists():
         missing(f"{SILERO} is missing")
     output = run_example(SILERO)
-    print(output)  # shown with -s: the figures the README quotes
+    print(output)  # shown with -s: the figures docs/quantization.md quotes
     check_output(output, header(SILERO))
 
 

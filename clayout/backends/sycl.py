@@ -108,7 +108,7 @@ class SyclBackend:
                 raise UnimplementedError(
                     f"engine 'sycl': no SYCL queue on {device or 'the default device'} "
                     f"({error}); install a SYCL runtime and a device's driver (e.g. Intel's "
-                    f"OpenCL CPU runtime, see the README) or use Engine('opencl')") from None
+                    f"OpenCL CPU runtime, docs/engines.md) or use Engine('opencl')") from None
         backend = queue.backend.name
         if backend not in ("opencl", "level_zero"):
             raise UnimplementedError(

@@ -55,4 +55,4 @@ def default_device(dpctl):
     raise UnimplementedError(
         f"engine 'sycl': no SYCL device clayout can use (an OpenCL or Level Zero device "
         f"with USM device allocations); devices found: {found}. Install a runtime such as "
-        f"Intel's OpenCL CPU runtime (see the README) or use Engine('opencl')")
+        f"Intel's OpenCL CPU runtime (docs/engines.md) or use Engine('opencl')")
