@@ -9,7 +9,8 @@ import reference
 
 import clayout as cly
 from clayout.attr import Attr
-from clayout.gpu.plan import dim_offset, offset_terms, plan_kernel
+from clayout.gpu.plan_types import dim_offset, offset_terms
+from clayout.gpu.plan import plan_kernel
 from clayout.gpu.profile import CPU_PROFILE, GPU_PROFILE
 from clayout.gpu.render import render_kernel, render_template
 from clayout.problem import Problem

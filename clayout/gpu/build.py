@@ -14,7 +14,7 @@ import pyopencl as cl
 
 from .. import verbose
 from .cache import kernel_cache
-from .plan import KernelPlan
+from .plan_types import KernelPlan
 from .render import render_kernel, render_template
 from .render_runtime import render_runtime_kernel
 from .runtime_plan import RuntimePlan

@@ -19,7 +19,7 @@ from ..memory_desc import MemoryDesc
 from ..tags import LETTERS
 from .build import _kernel_key, _LockedKernel
 from .cache import kernel_cache
-from .plan import describe, offset_terms
+from .plan_types import describe, offset_terms
 from .render import render_template
 
 #: Offsets beyond this take 64-bit arithmetic.

@@ -14,7 +14,7 @@ import threading
 from ..errors import InvalidArgumentError
 from ..problem import Problem
 from . import plan as _plan
-from .plan import KernelPlan
+from .plan_types import KernelPlan
 from .profile import DeviceProfile
 
 

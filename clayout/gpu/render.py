@@ -13,11 +13,11 @@ from mako.exceptions import text_error_template
 from mako.lookup import TemplateLookup
 
 from ..errors import UnimplementedError
-from ..problem import NO_ATTR_KINDS
 from ..tags import LETTERS
+from .plan_types import (KernelArg, KernelPlan, constant_offsets, conversion, describe,
+                         indexed_dims, item_loops, offset_terms, padded_dims, slice_strides,
+                         striped_vector_values, tile_values)
 from .tile import crosses
-from .plan import (KernelArg, KernelPlan, constant_offsets, describe, offset_terms, tile_values,
-                   vector_values)
 
 TEMPLATES = pathlib.Path(__file__).resolve().parents[1] / "templates"
 
@@ -25,7 +25,6 @@ TEMPLATES = pathlib.Path(__file__).resolve().parents[1] / "templates"
 STORAGE = {"f32": "float", "f64": "double", "f16": "ushort", "bf16": "ushort",
            "s32": "int", "s8": "char", "u8": "uchar", "f8_e5m2": "uchar", "f8_e4m3": "uchar",
            "s4": "uchar", "u4": "uchar", "f4_e2m1": "uchar"}
-INTEGERS = ("s32", "s8", "u8")
 
 
 _LOOKUP = TemplateLookup(directories=[str(TEMPLATES)], strict_undefined=True)
@@ -125,14 +124,13 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
 
     # The item number, split into one index per loop, fastest first; a loop
     # of one step gets no index.
-    steps = {j: inner.extent // vec if j == last else levels[j].extent for j in plan.fastest}
-    indexed = [j for j in plan.fastest if steps[j] > 1]
-    decomposition = [(var(j), None if n == len(indexed) - 1 else steps[j])
-                     for n, j in enumerate(indexed)]
+    loops = item_loops(plan)
+    decomposition = [(var(j), steps) for j, steps in loops]
+    indexed = [j for j, _ in loops]
     outer = [j for j in indexed if j != last]
     vec_index = var(last) if last in indexed else None
 
-    needed = [d for d in range(dst.ndims) if d not in plan.linear]
+    needed = indexed_dims(plan)
     bases = []
     for d in needed:
         parts = [c.times(var(j), levels[j].mult) for j in outer if levels[j].dims == (d,)]
@@ -159,8 +157,7 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
     element += names
     s_terms.insert(0, c.times("k", inner.src_stride) if inner.merged else None)
     d_terms = [c.times("k", inner.dst_stride)]
-    padding = " || ".join(f"i{d} >= {c.lit(dst.dims[d])}" for d in needed
-                          if dst.own_padded_dims[d] != dst.dims[d])
+    padding = " || ".join(f"i{d} >= {c.lit(dst.dims[d])}" for d in padded_dims(plan))
 
     # Per-slice values that vary along the loaded vectors, one per lane:
     # loaded as vectors too (name -> lanes). The plan made sure they are
@@ -168,8 +165,8 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
     # are one scalar load.
     slice_index = {arg.name: _slice_index(c, arg, dst.dims) for arg in plan.args
                    if arg.per_slice}
-    lanes = levels[last - 1] if plan.block else inner if plan.vector else None
-    lane_args = {arg.name: plan.block or vec for arg in vector_values(plan, lanes)}
+    vectors, lanes = striped_vector_values(plan)
+    lane_args = {arg.name: lanes for arg in vectors}
 
     values = _values(plan, kernel_name, c)
     values["typed_store"] = plan.typed_store
@@ -194,7 +191,7 @@ def _vector_helpers(plan: KernelPlan, helpers: set, n: int | None = None) -> set
     f8 = ("f8_e5m2", "f8_e4m3")
     sdt, ddt, n = plan.src_md.data_type, plan.dst_md.data_type, n or plan.vec
     out = {h for h in helpers if h not in f8 + ("nibble",)}
-    if plan.attr_kinds == NO_ATTR_KINDS and sdt == ddt:
+    if conversion(plan)[0]:
         return out  # a bit copy converts nothing
     reads = [sdt] + ([ddt] if plan.attr_kinds[4] else [])  # a sum reads the destination
     out |= {f"{dt}_to_float_x{n}" for dt in reads if dt in f8}
@@ -211,8 +208,7 @@ def _values(plan: KernelPlan, kernel_name: str | None, c: _Expressions) -> dict:
     """What every kernel template needs: names, types, and the conversion."""
     src, dst = plan.src_md, plan.dst_md
     sdt, ddt = src.data_type, dst.data_type
-    no_attr = plan.attr_kinds == NO_ATTR_KINDS
-    bit_copy = no_attr and sdt == ddt
+    bit_copy, saturate_only = conversion(plan)
     helpers = set()
     if "bf16" in (sdt, ddt) and not bit_copy:
         helpers.add("bf16")
@@ -232,7 +228,7 @@ def _values(plan: KernelPlan, kernel_name: str | None, c: _Expressions) -> dict:
         src_type=STORAGE[sdt], dst_type=STORAGE[ddt], src_dt=sdt, dst_dt=ddt, ct=plan.compute,
         args={a.field: a for a in plan.args}, aligned=plan.aligned, typed_store=False, staged={},
         nibbles=plan.nibbles,
-        bit_copy=bit_copy, saturate_only=no_attr and sdt in INTEGERS and ddt in INTEGERS)
+        bit_copy=bit_copy, saturate_only=saturate_only)
 
 
 def _level_text(level, extent=None) -> str:
@@ -264,14 +260,12 @@ def _render_tiled(plan: KernelPlan, kernel_name: str | None, c: _Expressions) ->
     """The source of a tiled plan (templates/tiled.cl.mako)."""
     tile, levels = plan.tile, plan.levels
     src, dst = plan.src_md, plan.dst_md
-    needed = [d for d in range(dst.ndims) if d not in plan.linear]
+    needed = indexed_dims(plan)
     src_const, dst_const = constant_offsets(src, dst, plan.linear)
     # Where the box starts along each loop, from the work-group's number,
     # the innermost loop first (neighbouring groups, neighbouring memory).
-    outer = [j for j in reversed(range(len(levels))) if tile.counts[j] > 1]
     starts = []
-    for n, j in enumerate(outer):
-        count = None if n == len(outer) - 1 else tile.counts[j]
+    for j, count in tile.numbering():
         step = "box" if count is None else f"(box % {c.lit(count)})"
         starts.append((f"a{j}" if tile.box[j] == 1 else f"a{j}_0", count,
                        c.times(step, tile.box[j])))
@@ -303,8 +297,7 @@ def _render_tiled(plan: KernelPlan, kernel_name: str | None, c: _Expressions) ->
                             if levels[j].extent % tile.box[j])
         logical = [(f"i{d}", c.sum([c.times(f"a{j}", lv.mult) for j, lv in enumerate(levels)
                                     if lv.dims == (d,)])) for d in needed]
-        padding = " || ".join(f"i{d} >= {c.lit(dst.dims[d])}" for d in needed
-                              if dst.own_padded_dims[d] != dst.dims[d])
+        padding = " || ".join(f"i{d} >= {c.lit(dst.dims[d])}" for d in padded_dims(plan))
         local = {}
         for j in phase.order:
             index = f"j{j}"
@@ -439,11 +432,6 @@ def _staged_lanes(tile, own) -> list[str]:
 def _slice_index(c: _Expressions, arg: KernelArg, dims: tuple[int, ...]) -> str:
     """C expression: the position of an element's value in a per-slice array
     (of one value per group, for grouped scales and zero points)."""
-    terms, stride = [], 1
-    for d in reversed(range(len(dims))):
-        if arg.mask >> d & 1:
-            g = arg.group(d, len(dims))
-            index = f"i{d}" if g == 1 else f"(i{d} / {c.lit(g)})"
-            terms.append(c.times(index, stride))
-            stride *= dims[d] // g
+    terms = [c.times(f"i{d}" if g == 1 else f"(i{d} / {c.lit(g)})", stride)
+             for d, g, stride in slice_strides(arg, dims)]
     return c.sum(reversed(terms))

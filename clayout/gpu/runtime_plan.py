@@ -21,7 +21,8 @@ from dataclasses import dataclass, replace
 from ..memory_desc import RUNTIME_DIM, MemoryDesc
 from ..problem import Problem
 from ..tags import LETTERS, parse_tag
-from .plan import ELEMENTWISE_TYPES, KernelArg, _kernel_args, kind_mask
+from .plan_common import ELEMENTWISE_TYPES
+from .plan_types import KernelArg, _kernel_args, kind_mask
 from .profile import DeviceProfile
 
 

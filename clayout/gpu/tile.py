@@ -17,24 +17,29 @@ copy kernel does). Rows are walked padded to a whole number of warps, so
 that no warp instruction spans two rows. Local memory is laid out in the
 destination's order, with ``pad_by`` spare elements after every
 ``pad_every`` (``Tile.local_index``): chosen by replaying the work-group's
-local accesses against 32 banks of 4 bytes (``bank_conflicts``), so that the
-read phase scatters its vectors across the banks, and the write phase reads
-whole vectors, contiguous in local memory.
+local accesses against 32 banks of 4 bytes (gpu/tile_banks.py), so that
+the read phase scatters its vectors across the banks, and the write phase
+reads whole vectors, contiguous in local memory.
+
+How a lane finds its elements (``Phase.walk``, ``Tile.digits``) and
+where a shuffle puts what the read phase reads (``shuffle_target``) are
+worked out here once, for ints or numpy arrays: the bank replay
+(tile_banks.py) and the access report's replay (access_replay.py) use
+them, and the renderer writes the same arithmetic in C. Where a box
+starts (``Tile.numbering``) serves the renderer and the replay alike.
 
 Nothing here touches OpenCL: tiles are plain data in the plan.
 """
 from __future__ import annotations
 
-import functools
 import math
-from dataclasses import dataclass, replace
-
-import numpy as np
+from dataclasses import dataclass
 
 from ..memory_desc import MemoryDesc
 
 LINE = 128   #: bytes a GPU moves per cache line (NVIDIA, AMD, Intel alike)
 BANKS = 32   #: local-memory banks of 4 bytes (NVIDIA, AMD alike)
+WORD = 4     #: bytes of one local-memory bank
 WARP = 32    #: work-items that issue one memory instruction together
 ROTATED = (2, 4)  #: vector widths whose elements a phase may move in turns
 
@@ -68,6 +73,13 @@ class Phase:
     def count(self) -> int:
         """Vectors the lanes walk, padding included."""
         return self.rows * self.row_pad
+
+    def walk(self, r):
+        """Lane position ``r`` (an int or an array) as (its vector's first
+        element in its row, the row, whether it lies in the row: else it
+        is one of the row's padding positions, whose lane idles)."""
+        row, col = divmod(r, self.row_pad)
+        return col * self.vec, row, col < self.row_vectors
 
 
 #: Work-groups along NDRange dimensions 1 and 2: NVIDIA's OpenCL maps them
@@ -107,6 +119,23 @@ class Tile:
         moves it off its size)."""
         return (phase.order == self.layout and self.pad_every % phase.vec == 0
                 and self.pad_by % phase.vec == 0)
+
+    def digits(self, phase: Phase, element, row) -> dict:
+        """Element ``element`` of row ``row`` of ``phase`` (ints or arrays)
+        as its index in the box along each of the phase's levels."""
+        digits = {}
+        for value, levels in ((element, phase.order[:phase.row]), (row, phase.order[phase.row:])):
+            for level in levels:
+                value, digits[level] = divmod(value, self.box[level])
+        return digits
+
+    def numbering(self) -> list[tuple[int, int | None]]:
+        """How a box's number splits into where it starts along each loop:
+        the levels several boxes cover, the innermost first (neighbouring
+        work-groups, neighbouring memory), each with its count of boxes
+        (None for the last, which takes the rest of the number)."""
+        outer = [j for j in reversed(range(len(self.box))) if self.counts[j] > 1]
+        return [(j, None if n == len(outer) - 1 else self.counts[j]) for n, j in enumerate(outer)]
 
     def local_index(self, k: int) -> int:
         """Where element ``k`` of the box (destination order) lives in local memory."""
@@ -340,120 +369,14 @@ def plan_tile(levels, steps, src: MemoryDesc, dst: MemoryDesc, shuffle_levels,
     return Tile(tuple(box), counts, read, write)
 
 
-def phase_elements(tile: Tile, phase: Phase, group: int, reading: bool, laps: int | None = None,
-                   shuffle=None):
-    """The local-memory elements a work-group of ``group`` work-items
-    touches in ``phase``, as arrays: (warp access, one per warp and lap of
-    the loop; each lane's vector of elements, in the box's local order,
-    before padding). ``laps``: only the loop's first so many laps.
-    ``shuffle``: (((level, mult), ...) of the shuffled axis, rows, group):
-    the read phase puts the element read at axis position i where the
-    destination wants it, at (i % group) * rows + i / group."""
-    count = phase.count if laps is None else min(phase.count, laps * group)
-    r = np.arange(count, dtype=np.int64)
-    col, row = r % phase.row_pad, r // phase.row_pad
-    keep = col < phase.row_vectors
-    r, col, row = r[keep], col[keep], row[keep]
-    access = (r % group) // WARP + (r // group) * -(-group // WARP)
-    elements = col[:, None] * phase.vec + np.arange(phase.vec)[None, :]
-    digits = {}
-    for levels, rest in ((phase.order[:phase.row], elements),
-                         (phase.order[phase.row:], np.broadcast_to(row[:, None], elements.shape))):
-        for level in levels:
-            rest, digits[level] = np.divmod(rest, tile.box[level])
-    if reading and shuffle is not None:
-        axis, rows, group_size = shuffle
-        i = sum(digits.get(level, 0) * mult for level, mult in axis)
-        c = (i % group_size) * rows + i // group_size
-        for level, mult in axis:
-            if level in digits:
-                digits[level] = (c // mult) % tile.box[level]
-    k = np.zeros_like(elements)
-    for level, digit in digits.items():
-        k += digit * tile.local_stride(level)
-    if phase.vec in ROTATED:
-        # (the lane's elements in the order a rotated phase moves them: see Tile.rotate)
-        turn = (np.arange(phase.vec)[None, :] + r[:, None]) % phase.vec
-        return access, k, np.take_along_axis(k, turn, axis=1)
-    return access, k, k
-
-
-def bank_conflicts(tile: Tile, element_bytes: int, group: int, phases=None) -> float:
-    """Local-memory wavefronts over the fewest possible, for one work-group
-    of ``group`` work-items moving ``tile``'s box (warps of 32, banks of 4
-    bytes, as gpusim counts them). ``phases`` are phase_elements' arrays
-    for the read and the write phase (computed when not given)."""
-    if phases is None:
-        phases = [phase_elements(tile, tile.read, group, True),
-                  phase_elements(tile, tile.write, group, False)]
-    waves = ideal = 0
-    for phase, (access, k, turned) in zip((tile.read, tile.write), phases):
-        # A lane's vector is one access where it is one aligned vector in
-        # local memory, else each element is an access of its own (in a
-        # rotated order where the tile says so).
-        if tile.contiguous(phase):
-            access = np.broadcast_to(access[:, None], k.shape).ravel()
-        else:
-            access = (access[:, None] * phase.vec + np.arange(phase.vec)[None, :]).ravel()
-            if tile.rotates(phase):
-                k = turned
-        k = k.ravel()
-        start = (k + k // tile.pad_every * tile.pad_by) * element_bytes
-        if element_bytes >= 4:  # each element its own words: none counted twice
-            ids = np.concatenate([access] * (element_bytes // 4))
-            word = np.concatenate([start // 4 + w for w in range(element_bytes // 4)])
-        else:  # several elements to a word
-            pairs = np.unique(access * (1 << 32) + start // 4)
-            ids, word = pairs >> 32, pairs & ((1 << 32) - 1)
-        ideal += int(np.sum(-(-np.bincount(ids) // BANKS)))
-        banks = np.bincount(ids * BANKS + word % BANKS, minlength=(ids.max() + 1) * BANKS)
-        waves += int(banks.reshape(-1, BANKS).max(axis=1).sum())
-    return waves / ideal if ideal else 1.0
-
-
-@functools.lru_cache(maxsize=1024)
-def choose_padding(tile: Tile, element_bytes: int, group: int, local_bytes: int,
-                   shuffle=None) -> Tile:
-    """``tile`` with the local-memory layout (the destination's order or the
-    source's) and padding (spare elements after every so many) whose
-    replayed accesses conflict least; among equals, one where the write
-    phase's vectors are whole and aligned in local memory (then loaded as
-    one vector and stored by one typed 16-byte store, where a gathered one
-    is stored by vstoreN, which compilers split), then the smallest. The
-    first two laps of each phase's loop are replayed (the later ones repeat
-    them). ``shuffle``: as for phase_elements."""
-    best = None
-    for order in ("dst", "src"):
-        tile = replace(tile, local_order=order)
-        phases = [phase_elements(tile, tile.read, group, True, laps=2, shuffle=shuffle),
-                  phase_elements(tile, tile.write, group, False, laps=2)]
-        # Spare elements after every power of two, or after every step of
-        # a level (rows of 49 or 144 elements), so many at a time.
-        strides = {tile.local_stride(level) * tile.box[level] for level in tile.layout}
-        everies = {1 << n for n in range(3, tile.elements.bit_length() + 1)}
-        if element_bytes >= 4:  # (narrow elements: powers of two, each replay costs more)
-            everies |= strides | {32 * n for n in range(1, min(16, tile.elements // 32) + 1)}
-        for every in sorted(everies):
-            if best is not None and best[0][:2] == (1.0, False):
-                break  # no conflict left, whole write vectors
-            for by in (1, 2, 4, 8, 16):
-                if by % max(1, 4 // element_bytes):
-                    continue  # (a spare byte or two moves no bank)
-                for rotate in (False, True):
-                    trial = replace(tile, pad_every=every, pad_by=by, rotate=rotate)
-                    size = trial.local_elements * element_bytes
-                    if size > local_bytes or rotate and not (
-                            trial.rotates(trial.read) or trial.rotates(trial.write)):
-                        continue
-                    key = (round(bank_conflicts(trial, element_bytes, group, phases), 3),
-                           trial.write.vec > 1 and not trial.contiguous(trial.write), rotate,
-                           size)
-                    if best is None or key < best[0]:
-                        best = (key, trial)
-    return replace(tile, local_order="dst") if best is None else best[1]
-
-
 def crosses(tile: Tile, phase: Phase) -> bool:
     """A vector of ``phase`` spans several of the row's levels (each element
     then has its own place in local memory, not one step apart)."""
     return phase.vec > 1 and tile.box[phase.order[0]] % phase.vec != 0
+
+
+def shuffle_target(i, rows: int, group: int):
+    """Where a shuffle of ``group`` (``rows`` = C / group) puts the element
+    read at axis position ``i`` (an int or an array): (i % group) * rows +
+    i / group, the position the destination wants it at."""
+    return (i % group) * rows + i // group
