@@ -30,9 +30,9 @@ from __future__ import annotations
 
 from ..memory_desc import MemoryDesc
 from ..problem import Problem
-from .plan_cpu import _plan_cpu
-from .plan_gpu import _plan_gpu
-from .plan_types import KernelPlan, Level, _kernel_args, kind_mask
+from .plan_cpu import plan_cpu
+from .plan_gpu import plan_gpu
+from .plan_types import KernelPlan, Level, kernel_args, kind_mask
 from .profile import DeviceProfile
 
 
@@ -142,8 +142,8 @@ def plan_kernel(problem: Problem, profile: DeviceProfile) -> KernelPlan:
     compute = "double" if "f64" in (src_md.data_type, dst_md.data_type) else "float"
     common = dict(name=problem.name, strategy=profile.strategy, src_md=src_md, dst_md=dst_md,
                   attr_kinds=kinds, shuffle=shuffle, compute=compute, linear=frozenset(linear),
-                  args=_kernel_args(kinds),
+                  args=kernel_args(kinds),
                   work_group=min(tuning.work_group, profile.max_work_group_size))
     if profile.strategy == "gpu":
-        return _plan_gpu(problem, profile, levels, common)
-    return _plan_cpu(problem, profile, levels, special, padded, common)
+        return plan_gpu(problem, profile, levels, common)
+    return plan_cpu(problem, profile, levels, special, padded, common)

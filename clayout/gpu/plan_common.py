@@ -20,7 +20,7 @@ ELEMENTWISE_TYPES = ("f8_e5m2", "f8_e4m3", "s4", "u4", "f4_e2m1")
 VECTOR_NARROW_TYPES = ("f8_e5m2", "f8_e4m3", "s4", "u4")
 
 
-def _source_step(src: MemoryDesc, level: Level) -> int:
+def source_step(src: MemoryDesc, level: Level) -> int:
     """How far one step of ``level`` moves in the source (its first step)."""
     if level.merged:
         return level.src_stride
@@ -28,7 +28,7 @@ def _source_step(src: MemoryDesc, level: Level) -> int:
     return dim_offset(src, d, level.mult) - dim_offset(src, d, 0)
 
 
-def _innermost_block(md: MemoryDesc, d: int) -> int:
+def innermost_block(md: MemoryDesc, d: int) -> int:
     """The size of dim d's innermost block in md (1 when d is not blocked)."""
     for size, idx in reversed(tuple(zip(md.inner_blks, md.inner_idxs))):
         if idx == d:
@@ -36,7 +36,7 @@ def _innermost_block(md: MemoryDesc, d: int) -> int:
     return 1
 
 
-def _aligned(md: MemoryDesc, levels, inner: Level, linear, vec: int, const: int,
+def aligned(md: MemoryDesc, levels, inner: Level, linear, vec: int, const: int,
              src: bool) -> bool:
     """Every vector of ``vec`` elements the plan moves starts on a multiple
     of ``vec`` elements: its constant part, each outer loop's step and each
@@ -61,7 +61,7 @@ def _aligned(md: MemoryDesc, levels, inner: Level, linear, vec: int, const: int,
     return all(p % vec == 0 for p in parts)
 
 
-def _typed_vectors(src_md, dst_md, levels, vec: int, linear, profile,
+def typed_vectors(src_md, dst_md, levels, vec: int, linear, profile,
                    sides=("src", "dst")) -> bool:
     """The plan's vectors of ``vec`` elements all start on their own size on
     ``sides`` (proven from the plan's numbers), so they may be moved by
@@ -70,11 +70,11 @@ def _typed_vectors(src_md, dst_md, levels, vec: int, linear, profile,
     consts = dict(zip(("src", "dst"), constant_offsets(src_md, dst_md, linear)))
     mds = {"src": src_md, "dst": dst_md}
     return all(mds[side].dtype.bits * vec // 8 <= profile.base_align
-               and _aligned(mds[side], levels, levels[-1], linear, vec, consts[side], side == "src")
+               and aligned(mds[side], levels, levels[-1], linear, vec, consts[side], side == "src")
                for side in sides)
 
 
-def _chunks(items: int, profile: DeviceProfile) -> int:
+def chunks(items: int, profile: DeviceProfile) -> int:
     """Items per work-item: enough work-items for every compute unit, and no
     more; a divisor of the items, so that every chunk of the launch starts
     where the first did, on the same alignment (a warp's runs then fill
@@ -87,13 +87,13 @@ def _chunks(items: int, profile: DeviceProfile) -> int:
     return chunks
 
 
-def _span(src_md: MemoryDesc, dst_md: MemoryDesc, elements: int) -> int:
+def largest_offset(src_md: MemoryDesc, dst_md: MemoryDesc, elements: int) -> int:
     """The largest element offset the kernel may form: 64-bit offsets beyond 2^31."""
     return max(src_md.size * 8 // src_md.dtype.bits + src_md.offset0,
                dst_md.size * 8 // dst_md.dtype.bits + dst_md.offset0, elements)
 
 
-def _vector_ok(src_md, dst_md, levels, vec: int, kinds, linear, compute: str,
+def vector_ok(src_md, dst_md, levels, vec: int, kinds, linear, compute: str,
                shuffle=None) -> bool:
     """A run of ``vec`` elements of the innermost loop moves as one vector:
     it is contiguous on both sides, and whatever the kernel indexes along it
@@ -115,25 +115,25 @@ def _vector_ok(src_md, dst_md, levels, vec: int, kinds, linear, compute: str,
     if inner.merged:
         if inner.src_stride != 1:
             return False
-    elif shuffle is not None or not _runs_contiguous(src_md, dst_md, inner, vec, kinds):
+    elif shuffle is not None or not runs_contiguous(src_md, dst_md, inner, vec, kinds):
         return False  # (a shuffle's axis is read out of order)
     src_const, _ = constant_offsets(src_md, dst_md, linear)
-    if src_md.dtype.packed and not _aligned(src_md, levels, inner, linear, 2, src_const, True):
+    if src_md.dtype.packed and not aligned(src_md, levels, inner, linear, 2, src_const, True):
         return False  # a run starting mid-byte
-    return _nibble_mode(src_md, dst_md, levels, vec, linear) in (None, "pairs")
+    return nibble_mode(src_md, dst_md, levels, vec, linear) in (None, "pairs")
 
 
-def _runs_contiguous(src_md, dst_md, inner: Level, vec: int, kinds) -> bool:
+def runs_contiguous(src_md, dst_md, inner: Level, vec: int, kinds) -> bool:
     """A run of the non-merged innermost loop over dim d (starting at a
     multiple of ``vec``) is ``vec`` consecutive source elements and needs
     one value, or ``vec`` consecutive values, of each per-slice array."""
     (d,) = inner.dims
-    if inner.mult != 1 or _source_step(src_md, inner) != 1:
+    if inner.mult != 1 or source_step(src_md, inner) != 1:
         return False
     # The source steps d by one inside its innermost block (or d is not
     # blocked): runs must not cross a block's end.
     if src_md.padded_offsets[d] % vec or (src_md.blocks[d] > 1
-                                          and _innermost_block(src_md, d) % vec):
+                                          and innermost_block(src_md, d) % vec):
         return False
     if dst_md.own_padded_dims[d] != dst_md.dims[d] and dst_md.dims[d] % vec:
         return False
@@ -149,7 +149,7 @@ def _runs_contiguous(src_md, dst_md, inner: Level, vec: int, kinds) -> bool:
     return True
 
 
-def _nibble_mode(src_md, dst_md, levels, vec: int, linear) -> str | None:
+def nibble_mode(src_md, dst_md, levels, vec: int, linear) -> str | None:
     """How a kernel writes a 4-bit destination without touching a nibble it
     does not own (two elements share a byte, and a byte store is the
     smallest there is):

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 
 from ..memory_desc import MemoryDesc
-from .plan_common import (ELEMENTWISE_TYPES, _chunks, _innermost_block, _nibble_mode,
-                          _source_step, _span, _typed_vectors, _vector_ok)
+from .plan_common import (ELEMENTWISE_TYPES, chunks, innermost_block, largest_offset, nibble_mode,
+                          source_step, typed_vectors, vector_ok)
 from .plan_types import KernelPlan, Level, kind_mask
 
 
@@ -24,11 +24,11 @@ def _tile_for_source(src: MemoryDesc, levels: list[Level], tuning) -> tuple[list
     inner = levels[-1]
     # A sweep of a short innermost loop stays in cache anyway (measured on PoCL:
     # tiling nchw->nhwc with C = 256 made it slower, nhwc->nchw faster).
-    if len(levels) < 2 or _source_step(src, inner) <= 1 or inner.extent <= tuning.short_loop:
+    if len(levels) < 2 or source_step(src, inner) <= 1 or inner.extent <= tuning.short_loop:
         return levels, False
-    j = min(range(len(levels) - 1), key=lambda i: (_source_step(src, levels[i]), -i))
+    j = min(range(len(levels) - 1), key=lambda i: (source_step(src, levels[i]), -i))
     level = levels[j]
-    if _source_step(src, level) >= _source_step(src, inner):
+    if source_step(src, level) >= source_step(src, inner):
         return levels, False
     tile = next((t for t in (16, 8, 4, 2) if level.extent % t == 0 and level.extent > t), None)
     if tile is None:
@@ -47,11 +47,11 @@ def _block_transpose(src: MemoryDesc, levels: list[Level], special: set, sizes):
     shuffle, padding): those stay the same along a loaded vector.
     Returns (levels, B) or None."""
     inner = levels[-1]
-    if len(levels) < 2 or inner.dst_stride != 1 or _source_step(src, inner) <= 1:
+    if len(levels) < 2 or inner.dst_stride != 1 or source_step(src, inner) <= 1:
         return None
     for j in reversed(range(len(levels) - 1)):
         level = levels[j]
-        if _source_step(src, level) != 1:
+        if source_step(src, level) != 1:
             continue
         if not level.merged:
             (d,) = level.dims
@@ -60,7 +60,7 @@ def _block_transpose(src: MemoryDesc, levels: list[Level], special: set, sizes):
         for b in sizes:
             if inner.extent % b or level.extent % b:
                 continue
-            if not level.merged and (_innermost_block(src, d) % b or src.padded_offsets[d] % b):
+            if not level.merged and (innermost_block(src, d) % b or src.padded_offsets[d] % b):
                 continue
             outer, part = level.split(b)
             return levels[:j] + [outer] + levels[j + 1:-1] + [part, inner], b
@@ -68,7 +68,7 @@ def _block_transpose(src: MemoryDesc, levels: list[Level], special: set, sizes):
     return None
 
 
-def _plan_cpu(problem, profile, levels, special, padded, common) -> KernelPlan:
+def plan_cpu(problem, profile, levels, special, padded, common) -> KernelPlan:
     """Each work-item its own run of the destination (PoCL runs work-items
     of a group one after another, so a run per work-item reads as a loop)."""
     src_md, dst_md, kinds = common["src_md"], common["dst_md"], problem.attr_kinds
@@ -111,23 +111,23 @@ def _plan_cpu(problem, profile, levels, special, padded, common) -> KernelPlan:
         # longest run that moves as one (a group of 8 values: 8), else the
         # longest run.
         runs = [v for v in (16, 8, 4, 2, 1) if inner.extent % v == 0]
-        vec = next((v for v in runs if _vector_ok(src_md, dst_md, levels, v, kinds,
+        vec = next((v for v in runs if vector_ok(src_md, dst_md, levels, v, kinds,
                                                   common["linear"], common["compute"],
                                                   common["shuffle"])), runs[0])
     inner = levels[-1]
     items = math.prod(lv.extent for lv in levels) // vec // max(block, 1)
-    vector = not block and _vector_ok(src_md, dst_md, levels, vec, kinds, common["linear"],
+    vector = not block and vector_ok(src_md, dst_md, levels, vec, kinds, common["linear"],
                                       common["compute"], common["shuffle"])
     # PoCL splits vstoreN of 1- and 2-byte elements into N stores (f32 ->
     # f8_e4m3: 0.5 of copy, 0.85 with one typed store): typed stores where
     # every vector or transposed row provably starts on its size.
     typed_store = ((vector or block > 0) and dst_md.dtype.bits < 32
                    and dst_md.data_type != "f16"  # (vstore_half, not a vector store)
-                   and _typed_vectors(src_md, dst_md, levels, vec, common["linear"], profile,
+                   and typed_vectors(src_md, dst_md, levels, vec, common["linear"], profile,
                                       sides=("dst",)))
-    span = _span(src_md, dst_md, items * vec * max(block, 1))
+    largest = largest_offset(src_md, dst_md, items * vec * max(block, 1))
     return KernelPlan(levels=tuple(levels), vec=vec, items=items,
-                      chunks=_chunks(items, profile), wide_index=span >= 2**31,
+                      chunks=chunks(items, profile), wide_index=largest >= 2**31,
                       fastest=fastest, block=block, vector=vector, typed_store=typed_store,
-                      nibbles=_nibble_mode(src_md, dst_md, levels, vec, common["linear"]),
+                      nibbles=nibble_mode(src_md, dst_md, levels, vec, common["linear"]),
                       **common)

@@ -16,8 +16,8 @@ from dataclasses import replace
 import numpy as np
 
 from ..memory_desc import MemoryDesc
-from .plan_common import (ELEMENTWISE_TYPES, _chunks, _nibble_mode, _source_step, _span,
-                          _typed_vectors, _vector_ok)
+from .plan_common import (ELEMENTWISE_TYPES, chunks, largest_offset, nibble_mode, source_step,
+                          typed_vectors, vector_ok)
 from .plan_types import KernelArg, KernelPlan, Level, constant_offsets, dim_offset, kind_mask
 from .tile import WARP, Tile, plan_tile
 from .tile_banks import bank_conflicts, choose_padding
@@ -93,9 +93,9 @@ def _short_runs(src_md: MemoryDesc, levels) -> bool:
     if len(levels) < 2:
         return False
     inner, outer = levels[-1], levels[-2]
-    run = inner.extent * _source_step(src_md, inner) * src_md.dtype.bits // 8
-    return (_source_step(src_md, inner) == 1 and run < 1024 and run % 32 != 0
-            and _source_step(src_md, outer) != inner.extent)
+    run = inner.extent * source_step(src_md, inner) * src_md.dtype.bits // 8
+    return (source_step(src_md, inner) == 1 and run < 1024 and run % 32 != 0
+            and source_step(src_md, outer) != inner.extent)
 
 
 def _rows_aligned(md: MemoryDesc, levels, tile: Tile, phase, const: int, src: bool,
@@ -147,7 +147,7 @@ def _vector_widths(src_md: MemoryDesc, dst_md: MemoryDesc, tuning) -> list[int]:
     return [v for v in (16, 8, 4, 2) if v <= want]
 
 
-def _plan_gpu(problem, profile, levels, common) -> KernelPlan:
+def plan_gpu(problem, profile, levels, common) -> KernelPlan:
     """Neighbouring work-items on neighbouring addresses on both sides: a
     striped walk where both sides share the innermost loop, else a box
     transposed through local memory by a work-group (gpu/tile.py)."""
@@ -155,10 +155,10 @@ def _plan_gpu(problem, profile, levels, common) -> KernelPlan:
     tuning = profile.tuning
     inner = levels[-1]
     packed = src_md.dtype.packed or dst_md.dtype.packed  # no nibbles in local memory
-    if not packed and (shuffle is not None or _source_step(src_md, inner) != 1
+    if not packed and (shuffle is not None or source_step(src_md, inner) != 1
                        or _short_runs(src_md, levels)):
         split = _split_at_source_blocks(levels, src_md)
-        steps = [_source_step(src_md, lv) for lv in split]
+        steps = [source_step(src_md, lv) for lv in split]
         axis_levels = [j for j, lv in enumerate(split) if shuffle and lv.dims == (shuffle[0],)]
         lanes = profile.preferred_multiple if profile.preferred_multiple > 1 else tuning.lanes
         local_bytes = min(tuning.tile_bytes, profile.local_mem // 2)
@@ -226,26 +226,26 @@ def _plan_gpu(problem, profile, levels, common) -> KernelPlan:
                 src_md, split, tile, tile.read, src_const, True, profile)),
                 write=replace(tile.write, typed=_rows_aligned(
                     dst_md, split, tile, tile.write, dst_const, False, profile)))
-            span = _span(src_md, dst_md, math.prod(lv.extent for lv in split))
+            largest = largest_offset(src_md, dst_md, math.prod(lv.extent for lv in split))
             return KernelPlan(levels=tuple(split), vec=1, items=tile.boxes, chunks=1,
-                              wide_index=span >= 2**31, fastest=(), tile=tile,
+                              wide_index=largest >= 2**31, fastest=(), tile=tile,
                               **dict(common, work_group=group))
     # Striped: work-item t moves the t-th vector (or element) of the
     # destination's order, and again t + launch, t + 2 launch, ...
     fastest = tuple(range(len(levels) - 1, -1, -1))
     linear = common["linear"]
     vec = next((v for v in _vector_widths(src_md, dst_md, tuning)
-                if inner.extent % v == 0 and _vector_ok(src_md, dst_md, levels, v,
+                if inner.extent % v == 0 and vector_ok(src_md, dst_md, levels, v,
                                                         problem.attr_kinds, linear,
                                                         common["compute"], shuffle)), 1)
     vector = vec > 1
     if vec == 1 and dst_md.dtype.packed and inner.dst_stride == 1 and inner.extent % 2 == 0:
         vec = 2  # two nibbles per work-item: a byte, when the run starts on one
     items = math.prod(lv.extent for lv in levels) // vec
-    aligned = vector and _typed_vectors(src_md, dst_md, levels, vec, linear, profile)
-    span = _span(src_md, dst_md, items * vec)
-    return KernelPlan(levels=tuple(levels), vec=vec, items=items, chunks=_chunks(items, profile),
-                      wide_index=span >= 2**31, fastest=fastest,
+    aligned = vector and typed_vectors(src_md, dst_md, levels, vec, linear, profile)
+    largest = largest_offset(src_md, dst_md, items * vec)
+    return KernelPlan(levels=tuple(levels), vec=vec, items=items, chunks=chunks(items, profile),
+                      wide_index=largest >= 2**31, fastest=fastest,
                       vector=vector, aligned=aligned,
-                      nibbles=_nibble_mode(src_md, dst_md, levels, vec, common["linear"]),
+                      nibbles=nibble_mode(src_md, dst_md, levels, vec, common["linear"]),
                       **common)

@@ -220,7 +220,7 @@ def tile_values(plan: KernelPlan):
     return vectors, tuple(staged)
 
 
-def _kernel_args(kinds: tuple) -> tuple[KernelArg, ...]:
+def kernel_args(kinds: tuple) -> tuple[KernelArg, ...]:
     args = [KernelArg(name + ("s" if kind_mask(kind) else ""), c_type, field, kind_mask(kind),
                       kind[1] if isinstance(kind, tuple) else None,
                       isinstance(kind, tuple) and len(kind) == 3)

@@ -22,7 +22,7 @@ from ..memory_desc import RUNTIME_DIM, MemoryDesc
 from ..problem import Problem
 from ..tags import LETTERS, parse_tag
 from .plan_common import ELEMENTWISE_TYPES
-from .plan_types import KernelArg, _kernel_args, kind_mask
+from .plan_types import KernelArg, kernel_args, kind_mask
 from .profile import DeviceProfile
 
 
@@ -137,7 +137,7 @@ def plan_runtime_kernel(problem: Problem, profile: DeviceProfile) -> RuntimePlan
     return RuntimePlan(
         name=problem.name + "_runtime", strategy=profile.strategy, src_md=src, dst_md=dst,
         attr_kinds=problem.attr_kinds, shuffle=problem.shuffle, levels=tuple(levels), vec=vec,
-        compute=compute, args=_kernel_args(problem.attr_kinds), block=block, tiled=tiled,
+        compute=compute, args=kernel_args(problem.attr_kinds), block=block, tiled=tiled,
         work_group=min(profile.tuning.work_group, profile.max_work_group_size))
 
 

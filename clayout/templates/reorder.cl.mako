@@ -71,7 +71,7 @@ ${indent(capture(convert, 1), 4)}\
 </%def>\
 <%def name="nibble_elements()">\
 ## Element by element into a 4-bit destination, never storing a byte that
-## holds a nibble this work-item does not own (plan_common.py, _nibble_mode).
+## holds a nibble this work-item does not own (plan_common.py, nibble_mode).
 % if nibbles == "pairs":
 uint low = 0;  // the run's even element, stored with the odd one
 % endif
