@@ -1,6 +1,7 @@
 """clayout: oneDNN's memory formats, reorder and shuffle on any OpenCL device."""
 
-# The one place the version is written: pyproject.toml reads it from here.
+# The one place the version is written: pyproject.toml reads it from here,
+# and the tuning tables from the package (so it comes before any import).
 __version__ = "0.1.0"
 
 from . import tags

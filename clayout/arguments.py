@@ -77,11 +77,12 @@ def check_shuffle(src_md, axis, group_size, backward, dst_md) -> tuple[int, int,
     return axis, channels, dst_md
 
 
-def check_memory(mem, md: MemoryDesc, engine, arg: str, where: str) -> None:
+def check_memory(mem, md: MemoryDesc, engine, arg: str, where) -> None:
     """Raise InvalidArgumentError unless ``mem`` is a Memory of ``md`` (of an
     instance of it, when md has runtime dims) on ``engine``: what a
     primitive's execute checks its ``arg`` ("src", "dst") against.
-    ``where`` ends the message of a memory on another engine."""
+    ``where()`` ends the message of a memory on another engine (made only
+    then: execute runs this check often)."""
     if not isinstance(mem, Memory):
         raise InvalidArgumentError(f"{arg} {mem!r} is not a clayout Memory")
     if md.is_runtime:  # a pattern: the memory brings the shape
@@ -90,7 +91,7 @@ def check_memory(mem, md: MemoryDesc, engine, arg: str, where: str) -> None:
         raise InvalidArgumentError(
             f"{arg} memory {mem.md!r} does not match the primitive's {arg} {md!r}")
     if mem.engine != engine:
-        raise InvalidArgumentError(f"{arg} memory lives on {mem.engine.describe()}{where}")
+        raise InvalidArgumentError(f"{arg} memory lives on {mem.engine.describe()}{where()}")
 
 
 def check_pair(kind: str, src: Memory, dst: Memory) -> None:

@@ -249,8 +249,8 @@ class CrossEngine:
     # -- running ---------------------------------------------------------------------
 
     def _check_memory(self, mem, md, engine, arg):
-        check_memory(mem, md, engine, arg, f"; this cross-engine reorder ({self.direction}) "
-                                           f"takes its {arg} on {engine.describe()}")
+        check_memory(mem, md, engine, arg, lambda: f"; this cross-engine reorder "
+                     f"({self.direction}) takes its {arg} on {engine.describe()}")
 
     def run(self, primitive, stream, src, dst, wait_for):
         """Execute for ``primitive`` (see Reorder.execute)."""

@@ -51,12 +51,14 @@ def with_dims(pattern, dims: Sequence[int],
     return md
 
 
-def check_instance(pattern, md, what: str = "memory") -> None:
+def check_instance(pattern, md, what: str = "memory", desc_type: type | None = None) -> None:
     """Raise InvalidArgumentError unless concrete ``md`` fills this
     runtime pattern: same type, blocks and fixed dims and strides, dense
-    in the pattern's tag when it was made from one, not a window."""
+    in the pattern's tag when it was made from one, not a window.
+    ``desc_type``: the descriptor class (MemoryDesc; this module does not
+    import it)."""
     rule = None
-    if not isinstance(md, type(pattern)) or md.format_kind != "blocked" or md.is_runtime:
+    if not isinstance(md, desc_type or type(pattern)) or md.format_kind != "blocked" or md.is_runtime:
         rule = "a concrete descriptor with a layout is needed"
     elif (md.ndims, md.data_type, md.inner_blks, md.inner_idxs) != \
             (pattern.ndims, pattern.data_type, pattern.inner_blks, pattern.inner_idxs):
@@ -250,9 +252,10 @@ def matches_tag(md, tag: str, strides: Sequence[int] | None = None) -> bool:
     return True
 
 
-def check_same_dims(md, other, what: str) -> None:
-    """Raise InvalidArgumentError unless ``other`` has the same dims."""
-    if not isinstance(other, type(md)):
+def check_same_dims(md, other, what: str, desc_type: type | None = None) -> None:
+    """Raise InvalidArgumentError unless ``other`` is a descriptor (of
+    ``desc_type``, MemoryDesc) with the same dims."""
+    if not isinstance(other, desc_type or type(md)):
         raise InvalidArgumentError(f"{what}: {other!r} is not a MemoryDesc")
     if md.dims != other.dims:
         def shown(dims):  # runtime dims as *

@@ -256,7 +256,7 @@ class Memory:
                 data = dense_bytes(md.dtype, array)  # 4-bit types: two elements a byte
                 staged = cls._wrap(dense, engine, _allocate(engine, dense, data.nbytes, data),
                                    data.nbytes)
-                out = uninitialised(md, engine)
+                out = cls._wrap(md, engine, _allocate(engine, md, need), need)
                 if not fills_span(md) or byte_span(md) != (0, need):
                     # Bytes around or between the elements: zero them too.
                     out._wrote(engine.backend.fill_zero(queue, out.storage, need), queue)

@@ -255,7 +255,7 @@ class MemoryDesc:
         """Raise InvalidArgumentError unless concrete ``md`` fills this
         runtime pattern: same type, blocks and fixed dims and strides, dense
         in the pattern's tag when it was made from one, not a window."""
-        md_transforms.check_instance(self, md, what)
+        md_transforms.check_instance(self, md, what, MemoryDesc)
 
     @_derived
     def blocks(self) -> tuple[int, ...]:
@@ -402,7 +402,7 @@ class MemoryDesc:
 
     def check_same_dims(self, other: "MemoryDesc", what: str) -> None:
         """Raise InvalidArgumentError unless ``other`` has the same dims."""
-        md_transforms.check_same_dims(self, other, what)
+        md_transforms.check_same_dims(self, other, what, MemoryDesc)
 
     # -- identity -------------------------------------------------------------
 

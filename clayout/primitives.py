@@ -93,7 +93,8 @@ class _Primitive:
                 _describe_attr(self.attr), problem)
 
     def _check_memory(self, mem, md, arg):
-        check_memory(mem, md, self.engine, arg, f", the primitive on {self.engine.describe()}")
+        check_memory(mem, md, self.engine, arg,
+                     lambda: f", the primitive on {self.engine.describe()}")
 
     def execute(self, stream: Stream | Any, src: Memory, dst: Memory,
                 wait_for: Sequence[Any] | None = None, *,

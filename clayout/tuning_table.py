@@ -20,9 +20,9 @@ import json
 import logging
 import os
 import re
+import sys
 import threading
 from dataclasses import dataclass
-from importlib import metadata
 
 from .gpu.families import FAMILIES
 from .gpu.profile import CPU_TUNING, GPU_TUNING, STRATEGIES
@@ -31,13 +31,11 @@ LOGGER = logging.getLogger("clayout")
 
 
 def _clayout_version() -> str:
-    """The installed clayout's version (clayout.__version__; read from the
-    package's metadata because the package's __init__ sits above this
-    module), or "unknown" for a copy run without installing."""
-    try:
-        return metadata.version("clayout")
-    except metadata.PackageNotFoundError:
-        return "unknown"
+    """clayout.__version__. The package's __init__ sits above this module
+    (it imports the engines), so it is looked up rather than imported: it
+    writes the version as its first statement, before it imports any of its
+    modules."""
+    return sys.modules[__package__].__version__
 
 
 FORMAT = 1

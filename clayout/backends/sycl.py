@@ -108,7 +108,8 @@ class SyclBackend:
                 raise UnimplementedError(
                     f"engine 'sycl': no SYCL queue on {device or 'the default device'} "
                     f"({error}); install a SYCL runtime and a device's driver (e.g. Intel's "
-                    f"OpenCL CPU runtime, docs/engines.md) or use Engine('opencl')") from None
+                    f"OpenCL CPU runtime: pip install intel-opencl-rt, then the ICD file clayout's "
+                    f"docs/engines.md describes) or use Engine('opencl')") from None
         backend = queue.backend.name
         if backend not in ("opencl", "level_zero"):
             raise UnimplementedError(

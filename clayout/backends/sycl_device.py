@@ -55,4 +55,5 @@ def default_device(dpctl):
     raise UnimplementedError(
         f"engine 'sycl': no SYCL device clayout can use (an OpenCL or Level Zero device "
         f"with USM device allocations); devices found: {found}. Install a runtime such as "
-        f"Intel's OpenCL CPU runtime (docs/engines.md) or use Engine('opencl')")
+        f"Intel's OpenCL CPU runtime (pip install intel-opencl-rt, then the ICD file "
+        f"clayout's docs/engines.md describes) or use Engine('opencl')")

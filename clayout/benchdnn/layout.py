@@ -1,9 +1,9 @@
 """The driver's own reading of format tags and strides: physical offsets.
 
 A second, deliberately small implementation of the blocking rules of
-DESIGN.md (the memory-formats seed), written apart from clayout's tags.py and
-memory_desc.py so that the check does not share their bugs. Offsets are in
-elements (nibbles for the 4-bit types).
+DESIGN.md (the memory-formats seed), written apart from clayout's tags.py,
+memory_desc.py and md_addressing.py so that the check does not share their
+bugs. Offsets are in elements (nibbles for the 4-bit types).
 """
 from __future__ import annotations
 
