@@ -2,9 +2,9 @@
 offset of an index and of every element, the span a box of elements covers,
 and whether two views of one buffer may overlap.
 
-Pure functions of a MemoryDesc (whose methods dim_offsets, offset and
-element_offsets call them); clayout.memory_desc re-exports element_span and
-may_overlap.
+Functions of a MemoryDesc: the bodies of its methods dim_offsets, offset
+and element_offsets (they use its private helpers, as methods would);
+clayout.memory_desc re-exports element_span and may_overlap.
 """
 from __future__ import annotations
 

@@ -4,7 +4,8 @@ concrete descriptor a runtime pattern stands for (with_dims, check_instance),
 a dense descriptor of its layout in another type (dense_like), and the layout
 checks (matches_tag, check_same_dims).
 
-Pure functions of a MemoryDesc, whose methods of the same names call them.
+Functions of a MemoryDesc: the bodies of its methods of the same names (they
+use its private helpers, as methods would).
 They build descriptors through the one given (``type(md)(...)``,
 ``md._replace(...)``), so this module does not import clayout.memory_desc.
 """
@@ -58,7 +59,8 @@ def check_instance(pattern, md, what: str = "memory", desc_type: type | None = N
     ``desc_type``: the descriptor class (MemoryDesc; this module does not
     import it)."""
     rule = None
-    if not isinstance(md, desc_type or type(pattern)) or md.format_kind != "blocked" or md.is_runtime:
+    if not isinstance(md, desc_type or type(pattern)) or md.format_kind != "blocked" \
+            or md.is_runtime:
         rule = "a concrete descriptor with a layout is needed"
     elif (md.ndims, md.data_type, md.inner_blks, md.inner_idxs) != \
             (pattern.ndims, pattern.data_type, pattern.inner_blks, pattern.inner_idxs):

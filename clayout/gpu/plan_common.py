@@ -1,8 +1,9 @@
-"""What the CPU and the GPU planners share: whether a run of the innermost
-loop moves as one vector (contiguous on both sides, its per-slice values
-alike or loaded as vectors too), whether vectors start on their own size
-(typed accesses), how a 4-bit destination is written, a loop's step in the
-source, the launch's chunks per work-item and the index width.
+"""What the CPU and the GPU planners (and the runtime-dims planner) share:
+whether a run of the innermost loop moves as one vector (contiguous on both
+sides, its per-slice values alike or loaded as vectors too), whether vectors
+start on their own size (typed accesses), how a 4-bit destination is
+written, a loop's step in the source, the launch's chunks per work-item and
+the index width.
 """
 from __future__ import annotations
 
@@ -87,8 +88,9 @@ def chunks(items: int, profile: DeviceProfile) -> int:
     return chunks
 
 
-def largest_offset(src_md: MemoryDesc, dst_md: MemoryDesc, elements: int) -> int:
-    """The largest element offset the kernel may form: 64-bit offsets beyond 2^31."""
+def offset_bound(src_md: MemoryDesc, dst_md: MemoryDesc, elements: int) -> int:
+    """A bound on every element offset the kernel may form (64-bit offsets
+    from 2^31)."""
     return max(src_md.size * 8 // src_md.dtype.bits + src_md.offset0,
                dst_md.size * 8 // dst_md.dtype.bits + dst_md.offset0, elements)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from ..memory_desc import MemoryDesc
-from .plan_common import (ELEMENTWISE_TYPES, chunks, innermost_block, largest_offset, nibble_mode,
+from .plan_common import (ELEMENTWISE_TYPES, chunks, innermost_block, nibble_mode, offset_bound,
                           source_step, typed_vectors, vector_ok)
 from .plan_types import KernelPlan, Level, kind_mask
 
@@ -125,9 +125,9 @@ def plan_cpu(problem, profile, levels, special, padded, common) -> KernelPlan:
                    and dst_md.data_type != "f16"  # (vstore_half, not a vector store)
                    and typed_vectors(src_md, dst_md, levels, vec, common["linear"], profile,
                                       sides=("dst",)))
-    largest = largest_offset(src_md, dst_md, items * vec * max(block, 1))
+    bound = offset_bound(src_md, dst_md, items * vec * max(block, 1))
     return KernelPlan(levels=tuple(levels), vec=vec, items=items,
-                      chunks=chunks(items, profile), wide_index=largest >= 2**31,
+                      chunks=chunks(items, profile), wide_index=bound >= 2**31,
                       fastest=fastest, block=block, vector=vector, typed_store=typed_store,
                       nibbles=nibble_mode(src_md, dst_md, levels, vec, common["linear"]),
                       **common)

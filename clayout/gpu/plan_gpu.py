@@ -16,7 +16,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..memory_desc import MemoryDesc
-from .plan_common import (ELEMENTWISE_TYPES, chunks, largest_offset, nibble_mode, source_step,
+from .plan_common import (ELEMENTWISE_TYPES, chunks, nibble_mode, offset_bound, source_step,
                           typed_vectors, vector_ok)
 from .plan_types import KernelArg, KernelPlan, Level, constant_offsets, dim_offset, kind_mask
 from .tile import WARP, Tile, plan_tile
@@ -226,9 +226,9 @@ def plan_gpu(problem, profile, levels, common) -> KernelPlan:
                 src_md, split, tile, tile.read, src_const, True, profile)),
                 write=replace(tile.write, typed=_rows_aligned(
                     dst_md, split, tile, tile.write, dst_const, False, profile)))
-            largest = largest_offset(src_md, dst_md, math.prod(lv.extent for lv in split))
+            bound = offset_bound(src_md, dst_md, math.prod(lv.extent for lv in split))
             return KernelPlan(levels=tuple(split), vec=1, items=tile.boxes, chunks=1,
-                              wide_index=largest >= 2**31, fastest=(), tile=tile,
+                              wide_index=bound >= 2**31, fastest=(), tile=tile,
                               **dict(common, work_group=group))
     # Striped: work-item t moves the t-th vector (or element) of the
     # destination's order, and again t + launch, t + 2 launch, ...
@@ -243,9 +243,9 @@ def plan_gpu(problem, profile, levels, common) -> KernelPlan:
         vec = 2  # two nibbles per work-item: a byte, when the run starts on one
     items = math.prod(lv.extent for lv in levels) // vec
     aligned = vector and typed_vectors(src_md, dst_md, levels, vec, linear, profile)
-    largest = largest_offset(src_md, dst_md, items * vec)
+    bound = offset_bound(src_md, dst_md, items * vec)
     return KernelPlan(levels=tuple(levels), vec=vec, items=items, chunks=chunks(items, profile),
-                      wide_index=largest >= 2**31, fastest=fastest,
+                      wide_index=bound >= 2**31, fastest=fastest,
                       vector=vector, aligned=aligned,
                       nibbles=nibble_mode(src_md, dst_md, levels, vec, common["linear"]),
                       **common)

@@ -11,7 +11,8 @@ Each piece of arithmetic both the renderer (as C) and the access report
 constant offsets, the dims the kernel indexes and pads, the split of a
 work-item's number into loop indices, the per-slice values loaded as
 vectors or staged, where a value lies in its array, and which conversions
-need no attributes. gpu/plan.py makes plans.
+need no attributes. gpu/plan.py makes plans (with plan_cpu.py or
+plan_gpu.py).
 """
 from __future__ import annotations
 
