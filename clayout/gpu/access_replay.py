@@ -312,6 +312,25 @@ def _stage(plan: KernelPlan, k: _Kernel, local: int, stages: dict, start) -> lis
     return copies
 
 
+def _moved(plan: KernelPlan, phase, lane: int, local: int, start):
+    """(r, (element, row), (loop indices, digits)) of each item of ``phase``
+    lane ``lane`` moves in the box at ``start``, those inside the tensor."""
+    for r in range(lane, phase.count, local):
+        walked = _walk(phase, r)
+        placed = walked and _place(plan, phase, *walked, start)
+        if placed:
+            yield r, walked, placed
+
+
+def _elements(plan: KernelPlan, tile, phase, r: int, walked, start):
+    """(n, placed or None) of each element of item ``r``'s vector, moved one
+    at a time, in the turns the phase takes them in (Tile.rotates)."""
+    e, row = walked
+    turn = r % phase.vec if tile.rotates(phase) else 0
+    for n in range(phase.vec):
+        yield n, _place(plan, phase, e + (n + turn) % phase.vec, row, start)
+
+
 def _tiled(plan: KernelPlan, k: _Kernel, local: int, groups) -> None:
     """A work-group stages its box's per-slice values, reads its box row by
     row in the source's order into local memory, then writes it row by row
@@ -355,32 +374,21 @@ def _tiled(plan: KernelPlan, k: _Kernel, local: int, groups) -> None:
                     if i < plan.dst_md.dims[d]:  # (past the end: padding, a 0)
                         k.access(f"load {arg.name}", i * WORD, WORD)
                     k.access(f"store {arg.name}_box", q * WORD, WORD, local=True)
-            for r in range(lane, read.count, local):
-                walked = _walk(read, r)
-                placed = walked and _place(plan, read, *walked, start)
-                if not placed:
-                    continue
+            for r, walked, placed in _moved(plan, read, lane, local, start):
                 a, _ = placed
                 i = k.logical(a)
                 if k.padding(i):
                     continue  # destination padding: no source element
                 k.load_src(k.src_offset(a, i, shuffled=False), read.vec)
-                e, row = walked
                 if read_whole:  # one vector store
                     k.access("store tile", tile_index(a, placed[1], True) * s_size,
                              read.vec * s_size, local=True)
                     continue
-                turn = r % read.vec if tile.rotates(read) else 0  # (Tile.rotates)
-                for n in range(read.vec):  # each element to its own place
-                    element = _place(plan, read, e + (n + turn) % read.vec, row, start)
-                    if element:
+                for n, element in _elements(plan, tile, read, r, walked, start):
+                    if element:  # each element to its own place
                         k.access("store tile", tile_index(*element, True) * s_size, s_size, n,
                                  True)
-            for r in range(lane, write.count, local):
-                walked = _walk(write, r)
-                placed = walked and _place(plan, write, *walked, start)
-                if not placed:
-                    continue
+            for r, walked, placed in _moved(plan, write, lane, local, start):
                 a, digits = placed
                 i = k.logical(a)
                 d_off = k.dst_offset(a)
@@ -391,10 +399,7 @@ def _tiled(plan: KernelPlan, k: _Kernel, local: int, groups) -> None:
                     k.access("load tile", tile_index(a, digits) * s_size, write.vec * s_size,
                              local=True)
                 else:  # gathered element by element
-                    e, row = walked
-                    turn = r % write.vec if tile.rotates(write) else 0
-                    for n in range(write.vec):
-                        element = _place(plan, write, e + (n + turn) % write.vec, row, start)
+                    for n, element in _elements(plan, tile, write, r, walked, start):
                         k.access("load tile", tile_index(*element) * s_size, s_size, n, True)
                 if not (k.bit_copy or k.saturate_only):
                     k.attributes(i, write.vec, d_off)
