@@ -7,6 +7,8 @@ the index width.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..memory_desc import MemoryDesc
 from .plan_types import KernelArg, Level, constant_offsets, dim_offset, kind_mask, offset_terms
 from .profile import DeviceProfile
@@ -27,6 +29,33 @@ def source_step(src: MemoryDesc, level: Level) -> int:
         return level.src_stride
     (d,) = level.dims
     return dim_offset(src, d, level.mult) - dim_offset(src, d, 0)
+
+
+def steps_evenly(src: MemoryDesc, levels, j: int, run: int | None = None) -> bool:
+    """Every run of ``run`` steps of ``levels[j]`` (starting at a multiple of
+    ``run``; None: the whole loop) moves through the source by its first
+    step, wherever the other loops over its dim stand. A loop that crosses
+    the end of a source block the loop does not divide (4 channels over
+    blocks of 3, padded to 6) jumps there: a vector read along it would
+    take the block's padding for data. Proven over every index the loops
+    reach (False past 2^22 of them: not worth proving)."""
+    level = levels[j]
+    if level.merged:
+        return True  # a linear dim: a constant stride by construction
+    (d,) = level.dims
+    run = level.extent if run is None else run
+    if level.extent % run:
+        return False
+    index = np.zeros(1, np.int64)  # the dim's logical indices, level j's last
+    for k, lv in enumerate(levels):
+        if k != j and not lv.merged and lv.dims == (d,):
+            index = (index[:, None] + np.arange(lv.extent) * lv.mult).ravel()
+    if index.size * level.extent > 1 << 22:
+        return False
+    index = index[:, None, None] + (np.arange(level.extent) * level.mult).reshape(-1, run)
+    offsets = np.broadcast_to(np.asarray(dim_offset(src, d, index), np.int64), index.shape)
+    step = source_step(src, level)
+    return bool(np.all(np.diff(offsets, axis=-1) == step))
 
 
 def innermost_block(md: MemoryDesc, d: int) -> int:

@@ -17,9 +17,9 @@ import numpy as np
 
 from ..memory_desc import MemoryDesc
 from .plan_common import (ELEMENTWISE_TYPES, chunks, nibble_mode, offset_bound, source_step,
-                          typed_vectors, vector_ok)
+                          steps_evenly, typed_vectors, vector_ok)
 from .plan_types import KernelArg, KernelPlan, Level, constant_offsets, dim_offset, kind_mask
-from .tile import WARP, Tile, plan_tile
+from .tile import WARP, Tile, crosses, plan_tile
 from .tile_banks import bank_conflicts, choose_padding
 
 #: Local-memory bank conflicts (wavefronts over the fewest) past which the
@@ -50,13 +50,17 @@ def _split_at_source_blocks(levels: list[Level], src: MemoryDesc) -> list[Level]
     return out
 
 
-def _tile_vector_ok(level: Level, vec: int, reading: bool, src_md: MemoryDesc,
+def _tile_vector_ok(levels, j: int, vec: int, reading: bool, src_md: MemoryDesc,
                     dst_md: MemoryDesc, kinds, shuffle, compute: str) -> bool:
-    """A tiled phase may move ``vec`` consecutive elements of ``level`` as
-    one vector: they are all padding or all data, need one value (or
-    ``vec`` consecutive values) of each per-slice array, read the shuffled
-    axis in order, and convert as a vector. ``vec`` None: a vector spans
-    this level's steps (each element its own index along it)."""
+    """A tiled phase may move ``vec`` consecutive elements of ``levels[j]``
+    as one vector: they are all padding or all data, lie one after another
+    in the source (read), need one value (or ``vec`` consecutive values) of
+    each per-slice array, read the shuffled axis in order, and convert as a
+    vector. ``vec`` None: a vector spans this level's steps (each element
+    its own index along it)."""
+    level = levels[j]
+    if reading and not steps_evenly(src_md, levels, j, vec):
+        return False
     if not reading and compute == "double" and (dst_md.data_type == "bf16" or any(
             md.data_type in ELEMENTWISE_TYPES for md in (src_md, dst_md))):
         return False  # (as for striped vectors: no vector helpers in double)
@@ -99,20 +103,25 @@ def _short_runs(src_md: MemoryDesc, levels) -> bool:
 
 
 def _rows_aligned(md: MemoryDesc, levels, tile: Tile, phase, const: int, src: bool,
-                  profile) -> bool:
+                  profile, vectors: bool = False) -> bool:
     """Every vector a tiled phase moves starts on its own size in ``md``
     (proven from the plan's numbers, the buffer aligned to the profile's
     base_align), so it may be a typed access: one 16-byte instruction,
     where clang and NVIDIA's compiler split vloadN into elements. A row is
     contiguous and its vectors start at multiples of their size in it, so
     the rows' starts decide: the row's levels stand at multiples of their
-    box there, the other levels anywhere."""
+    box there, the other levels anywhere. With ``vectors``, every vector's
+    start counts, not only the rows': a row of the source may jump at a
+    block's end inside it (steps_evenly)."""
     vec = phase.vec
     if vec < 2 or md.dtype.bits * vec // 8 > profile.base_align or const % vec:
         return False
     row = set(phase.order[:phase.row])
+    first = phase.order[0] if vectors and phase.order and not crosses(tile, phase) else None
 
     def step(j):  # (a row's level held whole by the box starts rows at 0 only)
+        if j == first:
+            return vec
         return levels[j].extent if j in row and tile.counts[j] == 1 else \
             tile.box[j] if j in row else 1
 
@@ -169,7 +178,7 @@ def plan_gpu(problem, profile, levels, common) -> KernelPlan:
                              local_bytes, elements=elements,
                              vector_bytes=tuning.vector_bytes,
                              vec_ok=lambda level, vec, reading: _tile_vector_ok(
-                                 split[level], vec, reading, src_md, dst_md,
+                                 split, level, vec, reading, src_md, dst_md,
                                  problem.attr_kinds, shuffle, common["compute"]))
 
         def sectors(t):  # (read, write) rows start on a 32-byte sector
@@ -223,7 +232,7 @@ def plan_gpu(problem, profile, levels, common) -> KernelPlan:
         if best is not None:
             tile, group, _ = best
             tile = replace(tile, read=replace(tile.read, typed=_rows_aligned(
-                src_md, split, tile, tile.read, src_const, True, profile)),
+                src_md, split, tile, tile.read, src_const, True, profile, vectors=True)),
                 write=replace(tile.write, typed=_rows_aligned(
                     dst_md, split, tile, tile.write, dst_const, False, profile)))
             bound = offset_bound(src_md, dst_md, math.prod(lv.extent for lv in split))
