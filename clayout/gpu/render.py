@@ -183,17 +183,22 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
                            for j in range(plan.block)])
 
 
-def _vector_helpers(plan: KernelPlan, helpers: set, n: int | None = None) -> set:
+def _vector_helpers(plan: KernelPlan, helpers: set, n: int | None = None,
+                    gathered: bool = False) -> set:
     """The helper functions of a vector plan: the narrow types' ones at its
     width (8-bit float decoders and encoders, nibble unpacking for a 4-bit
     source or a 4-bit destination read for a sum, packing) instead of the
-    one-value ones, which it never calls."""
+    one-value ones, which it never calls. ``gathered``: the source's
+    elements are decoded one by one (a tiled write that gathers its vector
+    from local memory), so the source keeps its one-value decoder."""
     f8 = ("f8_e5m2", "f8_e4m3")
     sdt, ddt, n = plan.src_md.data_type, plan.dst_md.data_type, n or plan.vec
     out = {h for h in helpers if h not in f8 + ("nibble",)}
     if conversion(plan)[0]:
         return out  # a bit copy converts nothing
-    reads = [sdt] + ([ddt] if plan.attr_kinds[4] else [])  # a sum reads the destination
+    if gathered and sdt in f8:
+        out.add(sdt)
+    reads = ([] if gathered else [sdt]) + ([ddt] if plan.attr_kinds[4] else [])  # a sum reads dst
     out |= {f"{dt}_to_float_x{n}" for dt in reads if dt in f8}
     if ddt in f8:
         out.add(f"float_to_{ddt}_x{n}")
@@ -360,7 +365,8 @@ def _render_tiled(plan: KernelPlan, kernel_name: str | None, c: _Expressions) ->
     lane_args = {arg.name: write.vec for arg in vectors}
     values = _values(plan, kernel_name, c)
     if write.vec > 1:
-        values["helpers"] = _vector_helpers(plan, values["helpers"], write.vec)
+        values["helpers"] = _vector_helpers(plan, values["helpers"], write.vec,
+                                            gathered=not tile.contiguous(write))
     staged = _staged_values(plan, c, stages)
     for arg_name, stage in staged.items():
         slice_index[arg_name] = stage.index
