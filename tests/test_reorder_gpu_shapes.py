@@ -9,11 +9,13 @@ import math
 import os
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import clayout as cly
+from conftest import DEVICE_IMPL, _engine_with_strategy
 from reference import (CORE, assert_padding_zero, assert_same, is_int, logical_of, per_slice,
-                       ref_reorder, sample_values)
+                       ref_reorder, sample_values, window_offsets)
 from reorder_runs import execute, prefilled, src_memory
 from test_reorder_property import layouts
 
@@ -57,3 +59,75 @@ def test_kernels_on_shapes_the_gpu_vectors_fill(cl_engine, case):
     assert_same(logical_of(raw, dims, d_tag, ddt), want, src=values, pre=pre,
                 quantized=attr is not None and is_int(ddt), what=f"{case}")
     assert_padding_zero(raw, dims, d_tag, ddt)
+
+
+# =============================================================================
+# Issue 33: what the GPU strategy got wrong (found by a randomized sweep)
+# =============================================================================
+
+#: A source whose inner block does not divide its dim (4 over blocks of 3,
+#: padded to 6): the box's read vectors ran across the block's end into
+#: its padding. Then 8-bit float sources gathered from local memory, whose
+#: one-value decoder the kernel did not declare (it did not build).
+ISSUE_33_CASES = [
+    # dims, src tag, src type, dst tag, dst type, dst scale mask, dst zero point mask
+    ((8, 7, 4), "bAC4a3c", "s32", "Acb8a4a", "bf16", None, None),
+    ((34, 7, 4), "aBC4b3c", "f8_e4m3", "abc", "s8", None, None),
+    ((34, 7, 4), "aBC4b3c", "f8_e4m3", "abc", "s8", 0, 0b10),
+    ((5, 16, 7, 4), "abcd", "f8_e4m3", "aBcd16b", "f32", None, None),
+    ((7, 16, 4, 7), "aBcd16b", "f8_e4m3", "aBcd4b", "bf16", 0, None),
+    ((32, 2, 3, 7), "ABcd4b16a4b", "f8_e5m2", "abcd", "f32", None, None),
+]
+
+
+@pytest.mark.parametrize("strategy", ["gpu", "cpu"])
+@pytest.mark.parametrize("case", ISSUE_33_CASES, ids=lambda case: f"{case[2]}:{case[1]}->"
+                         f"{case[4]}:{case[3]}")
+def test_issue_33_layouts_and_types_are_exact(cl_engine, monkeypatch, strategy, case):
+    dims, s_tag, sdt, d_tag, ddt, dst_scale_mask, dst_zp_mask = case
+    engine = _engine_with_strategy(cl_engine, monkeypatch, strategy)
+    rng = np.random.default_rng(33)
+    values = sample_values(sdt, dims, rng, specials=False)
+    attr, kwargs = {}, {}
+    if dst_scale_mask is not None:
+        attr["dst_scales"] = 0.75
+        kwargs["dst_scale"] = np.float32(0.75)
+    if dst_zp_mask is not None:
+        zps = rng.integers(-5, 6, math.prod(dims[d] for d in range(len(dims))
+                                            if dst_zp_mask >> d & 1)).astype(np.int32)
+        attr["dst_zero_point"] = cly.ZeroPoints(zps, mask=dst_zp_mask)
+        kwargs["dst_zp"] = per_slice(zps, dst_zp_mask, dims)
+    attr = cly.Attr(**attr) if attr else None
+    want, pre = ref_reorder(values, sdt, ddt, **kwargs)
+    src_md, src = src_memory(engine, dims, sdt, s_tag, values)
+    dst_md = cly.MemoryDesc(dims, ddt, tag=d_tag)
+    dst = prefilled(dst_md, engine)
+    primitive = execute(engine, src_md, dst_md, src, dst, attr=attr)
+    assert primitive.impl == DEVICE_IMPL + "generated", primitive.impl  # built, not declined
+    assert primitive._implementation.plan.strategy == strategy
+    raw = dst.raw()
+    assert_same(logical_of(raw, dims, d_tag, ddt), want, src=values, pre=pre,
+                quantized=attr is not None and is_int(ddt), what=f"{case}")
+    assert_padding_zero(raw, dims, d_tag, ddt)
+
+
+@pytest.mark.parametrize("strategy", ["gpu", "cpu"])
+def test_issue_33_into_a_submemory_from_a_source_blocked_by_5(cl_engine, monkeypatch, strategy):
+    """f64 with dim 2 (6) in blocks of 5 into a window of an s32 parent:
+    the window exact, every byte of the parent around it untouched."""
+    engine = _engine_with_strategy(cl_engine, monkeypatch, strategy)
+    dims, offsets, parent_dims = (5, 3, 6, 6), (2, 3, 1, 0), (8, 6, 7, 6)
+    values = sample_values("f64", dims, np.random.default_rng(5), specials=False)
+    want, pre = ref_reorder(values, "f64", "s32")
+    src_md, src = src_memory(engine, dims, "f64", "aCbD2d5c", values)
+    parent_md = cly.MemoryDesc(parent_dims, "s32", tag="aBcd3b")
+    parent = prefilled(parent_md, engine)
+    window = cly.Memory(parent_md.submemory(dims, offsets), engine, buffer=parent)
+    primitive = execute(engine, src_md, window.md, src, window)
+    assert primitive.impl == DEVICE_IMPL + "generated", primitive.impl
+    raw = parent.raw()
+    got = raw.view(np.int32)[window_offsets(parent_dims, "aBcd3b", dims, offsets)]
+    assert_same(got, want, src=values, pre=pre)
+    outside = np.ones(raw.size // 4, bool)
+    outside[window_offsets(parent_dims, "aBcd3b", dims, offsets).ravel()] = False
+    assert (raw.view(np.uint32)[outside] == 0xABABABAB).all(), "bytes outside the window changed"
