@@ -13,7 +13,7 @@ import dataclasses
 import numpy as np
 
 from .compensation import data_problem
-from .errors import UnimplementedError
+from .errors import KernelBuildError, UnimplementedError
 from .gpu.plan_cache import plan_cache  # plain Python: no OpenCL needed to import it
 from .host import reorder as host_reorder
 from .problem import Problem
@@ -56,9 +56,16 @@ class Implementation:
 
     @classmethod
     def create(cls, problem: Problem, engine):
-        """The implementation for ``problem``, or the reason (a str) it declines."""
+        """The implementation for ``problem``, or the reason (a str) it
+        declines: a kernel the device's compiler refuses is declined too
+        (gpu/build.py logs the compiler's messages)."""
         reason = cls.decline(problem, engine)
-        return reason if reason is not None else cls(problem, engine)
+        if reason is not None:
+            return reason
+        try:
+            return cls(problem, engine)
+        except KernelBuildError as error:
+            return str(error)
 
     def execute(self, queue, src, dst, wait_for: list, values: dict | None = None):
         """Enqueue the work on ``queue`` after ``wait_for``; returns its Event

@@ -269,3 +269,41 @@ def test_launches_past_the_item_limit_are_split(gpu_engine, monkeypatch, dst_tag
     dst = cly.Memory(dst_md, gpu_engine)
     cly.reorder(src, dst)
     assert np.array_equal(dst.to_numpy().astype(np.float32), values)
+
+def test_a_kernel_that_does_not_build_is_declined_and_the_next_serves(cl_engine, monkeypatch,
+                                                                     caplog):
+    """A generated kernel the compiler refuses never reaches the user as a
+    raw error: the implementation list declines it (saying why), the
+    compiler's message is logged as a warning, the host path serves the
+    problem exactly, and a second creation does not build it again."""
+    from clayout.gpu import build
+
+    rendered, render = [], build.render_kernel
+
+    def broken(plan, name=None):
+        rendered.append(plan.name)
+        return render(plan, name) + "\n#error forced by the test\n"
+
+    monkeypatch.setattr(build, "render_kernel", broken)
+    src_md = cly.MemoryDesc((3, 23, 5), "f32", tag="abc")  # dims no other test uses
+    dst_md = cly.MemoryDesc(src_md.dims, "f32", tag="acb")
+    x = np.arange(np.prod(src_md.dims), dtype=np.float32).reshape(src_md.dims)
+    with caplog.at_level("WARNING", logger="clayout"):
+        r = cly.Reorder(src_md, dst_md, engine=cl_engine)
+    assert r.impl.startswith("host:numpy") and "compiler refused" in r.impl, r.impl
+    why = dict(r._implementation.declined)
+    generated = next(name for name in why if name.endswith(":generated"))
+    # (dpctl hands no compiler log to SYCL engines: the refusal is all they say)
+    said = "compiler refused" if cl_engine.kind == "sycl" else "forced by the test"
+    assert said in why[generated], why
+    assert said in r.explain()
+    assert any(record.levelname == "WARNING" and said in record.getMessage()
+               for record in caplog.records), [rec.getMessage() for rec in caplog.records]
+    src = cly.Memory.from_numpy(src_md, cl_engine, x)
+    dst = cly.Memory(dst_md, cl_engine)
+    r.execute(cly.Stream(cl_engine), src, dst)
+    np.testing.assert_array_equal(dst.to_numpy(), x)  # a layout change: bit for bit
+    count = len(rendered)
+    assert count >= 1
+    again = cly.Reorder(src_md, dst_md, engine=cl_engine)
+    assert again.impl == r.impl and len(rendered) == count  # the failure is kept, not rebuilt

@@ -13,6 +13,7 @@ import numpy as np
 import pyopencl as cl
 
 from .. import verbose
+from ..errors import KernelBuildError
 from .cache import kernel_cache
 from .plan_types import KernelPlan
 from .render import render_kernel, render_template
@@ -77,10 +78,23 @@ def _logs(raw) -> str:
 
 
 def _build(engine, source: str, names: list[str]) -> list:
-    """Build one program on ``engine``; its kernels named ``names``."""
+    """Build one program on ``engine``; its kernels named ``names``.
+
+    Raises KernelBuildError when the compiler refuses it: the compiler's
+    messages go to the ``clayout`` logger as a warning (a generated kernel
+    that does not build is a bug to report), and the implementation list
+    declines the kernel (implementations.Implementation.create)."""
     _dump(source)
-    kernels = engine.backend.build(source, names)
     label = names[0] if len(names) == 1 else f"{len(names)} kernels"
+    try:
+        kernels = engine.backend.build(source, names)
+    except engine.backend.build_errors as error:
+        failure = KernelBuildError(label, str(error))
+        verbose.LOGGER.warning(
+            "%s on %s; the next implementation runs the problem (a clayout bug: please "
+            "report it with CLAYOUT_VERBOSE=2's source and log)\n%s", failure,
+            engine.describe(), failure.log)
+        raise failure from None
     verbose.log("source", engine.kind, "", label, min_level=2, text=source)
     return kernels
 
@@ -161,7 +175,7 @@ def _build_together(kernels):
         try:
             built = _build(engine, "\n".join(k.source for k in todo),
                            [k.name for k in todo])
-        except engine.backend.build_errors:
+        except KernelBuildError:
             continue  # each kernel is built alone on first launch, to name its error
         for k, kernel in zip(todo, built):
             with k._lock:
@@ -265,9 +279,10 @@ class RuntimeKernel(_LockedKernel):
 
 
 def get_runtime_kernel(engine, plan: RuntimePlan) -> RuntimeKernel:
-    """The runtime-dims kernel for ``plan`` on ``engine``, built on first use only."""
-    return kernel_cache.get(engine.backend.kernel_scope, _kernel_key(engine, plan),
-                            lambda: RuntimeKernel(engine, plan))
+    """The runtime-dims kernel for ``plan`` on ``engine``, built on first use
+    only; raises KernelBuildError as get_kernel does."""
+    return _built(kernel_cache.get(engine.backend.kernel_scope, _kernel_key(engine, plan),
+                                   lambda: _or_failure(lambda: RuntimeKernel(engine, plan))))
 
 
 def _kernel_key(engine, key):
@@ -277,9 +292,28 @@ def _kernel_key(engine, key):
 
 def get_kernel(engine, plan: KernelPlan) -> Kernel:
     """The kernel for ``plan`` on ``engine``'s context and device, built on
-    first use only (the plan, strategy included, is the key)."""
-    return kernel_cache.get(engine.backend.kernel_scope, _kernel_key(engine, plan),
-                            lambda: Kernel(engine, plan))
+    first use only (the plan, strategy included, is the key). Raises
+    KernelBuildError when the compiler refuses it, each time it is asked
+    for, without building it again."""
+    return _built(kernel_cache.get(engine.backend.kernel_scope, _kernel_key(engine, plan),
+                                   lambda: _or_failure(lambda: Kernel(engine, plan))))
+
+
+def _or_failure(build):
+    """What ``build()`` makes, or the KernelBuildError it raised: the cache
+    keeps a failure too, so a kernel that does not build is not rebuilt
+    at every creation (a second or more each)."""
+    try:
+        return build()
+    except KernelBuildError as error:
+        return error
+
+
+def _built(kernel):
+    """A kernel from the cache, or the KernelBuildError kept there raised again."""
+    if isinstance(kernel, KernelBuildError):
+        raise KernelBuildError(kernel.kernel, kernel.log)
+    return kernel
 
 
 class _MaskedWrite(_LockedKernel):
