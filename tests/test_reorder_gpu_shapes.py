@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import clayout as cly
 from conftest import DEVICE_IMPL, _engine_with_strategy
 from reference import (CORE, assert_padding_zero, assert_same, is_int, logical_of, per_slice,
-                       ref_reorder, sample_values, window_offsets)
+                       ref_reorder, ref_shuffle, sample_values, window_offsets)
 from reorder_runs import execute, prefilled, src_memory
 from test_reorder_property import layouts
 
@@ -131,3 +131,26 @@ def test_issue_33_into_a_submemory_from_a_source_blocked_by_5(cl_engine, monkeyp
     outside = np.ones(raw.size // 4, bool)
     outside[window_offsets(parent_dims, "aBcd3b", dims, offsets).ravel()] = False
     assert (raw.view(np.uint32)[outside] == 0xABABABAB).all(), "bytes outside the window changed"
+
+
+@pytest.mark.parametrize("strategy", ["gpu", "cpu"])
+def test_issue_33_shuffle_into_a_padded_axis(cl_engine, monkeypatch, strategy):
+    """A shuffle whose destination pads its axis (8 channels in a block of
+    16): the GPU strategy's read vectors span other loops of the box, and
+    each element must still land at its shuffled channel (they landed at
+    the unshuffled one)."""
+    engine = _engine_with_strategy(cl_engine, monkeypatch, strategy)
+    dims = (4, 8, 2, 6, 3)
+    values = sample_values("bf16", dims, np.random.default_rng(8), specials=False)
+    src_md, src = src_memory(engine, dims, "bf16", "bceAd4a", values)
+    dst_md = cly.MemoryDesc(dims, "bf16", tag="dBeca16b")
+    dst = prefilled(dst_md, engine)
+    shuffle = cly.Shuffle(src_md, axis=1, group_size=2, backward=True, engine=engine,
+                          dst_md=dst_md)
+    stream = cly.Stream(engine)
+    shuffle.execute(stream, src, dst)
+    stream.wait()
+    assert shuffle.impl == DEVICE_IMPL + "generated", shuffle.impl
+    raw = dst.raw()
+    assert_same(logical_of(raw, dims, "dBeca16b", "bf16"), ref_shuffle(values, 1, 2, True))
+    assert_padding_zero(raw, dims, "dBeca16b", "bf16")

@@ -317,20 +317,23 @@ def _render_tiled(plan: KernelPlan, kernel_name: str | None, c: _Expressions) ->
         def element_local(n: str) -> str:
             """Where the vector's element n (a C expression) lies in the box:
             n steps along the first loop, or, for a vector across the row's
-            loops, at its own digits of e + n (the plan kept the shuffled
-            axis out of such rows)."""
+            loops, at its own digits of e + n along the loops it spans (the
+            plan kept the shuffled axis out of those) and at the vector's
+            own place along the others (a shuffled axis there read where
+            the destination wants it)."""
             if not crossing:
                 return f"k + {n} * {step}u" if step != 1 else f"k + {n}"
             x, terms, div = f"(e + {n})", [], 1
-            row_levels = phase.order[:phase.row]
-            for m, j in enumerate(row_levels):
+            for j in phase.order:
+                if div % vec == 0 or j not in phase.order[:phase.row]:
+                    terms.append(local[j])  # the same for every element of the vector
+                    continue
                 q = x if div == 1 else f"{x} / {div}u"
-                if m < len(row_levels) - 1:
-                    q = f"{q} % {tile.box[j]}u"
+                q = f"{q} % {tile.box[j]}u"
                 stride = tile.local_stride(j)
                 terms.append(q if stride == 1 else f"{q} * {stride}u")
                 div *= tile.box[j]
-            return " + ".join(terms + [local[j] for j in phase.order[phase.row:]])
+            return " + ".join(terms)
 
         if reading and axis is not None:
             rows = src.dims[axis] // plan.shuffle[1]
