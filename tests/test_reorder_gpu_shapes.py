@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import clayout as cly
 from conftest import DEVICE_IMPL, _engine_with_strategy
 from reference import (CORE, assert_padding_zero, assert_same, is_int, logical_of, per_slice,
-                       ref_reorder, ref_shuffle, sample_values, window_offsets)
+                       logical_of_packed, raw_of, raw_of_packed, ref_reorder, ref_shuffle,
+                       sample_values, to_f4_e2m1, window_offsets)
 from reorder_runs import execute, prefilled, src_memory
 from test_reorder_property import layouts
 
@@ -154,3 +155,32 @@ def test_issue_33_shuffle_into_a_padded_axis(cl_engine, monkeypatch, strategy):
     raw = dst.raw()
     assert_same(logical_of(raw, dims, "dBeca16b", "bf16"), ref_shuffle(values, 1, 2, True))
     assert_padding_zero(raw, dims, "dBeca16b", "bf16")
+
+
+@pytest.mark.parametrize("dims, tag, ddt, d_tag", [
+    ((3, 1001, 67), "abc", "f32", "abc"),
+    ((12, 4, 32, 25, 1, 1), "aefbdc", "f4_e2m1", "fcdAeb5a")])
+def test_issue_33_a_sum_in_chunks_adds_once(gpu_engine, dims, tag, ddt, d_tag):
+    """Each work-item of a striped plan moves several chunks spaced by the
+    launch, which is rounded up to whole work-groups: the work-items past
+    it moved the next chunk's first items a second time, and a sum added
+    the old value twice there."""
+    rng = np.random.default_rng(7)
+    values = rng.integers(-6, 7, dims).astype(np.float32)
+    src_md, src = src_memory(gpu_engine, dims, "f32", tag, values)
+    dst_md = cly.MemoryDesc(dims, ddt, tag=d_tag)
+    if ddt == "f4_e2m1":
+        old = rng.choice([-6, -3, -1.5, -0.5, 0, 0.5, 1, 2, 4], dims)  # f4_e2m1 values
+        dst = cly.Memory(dst_md, gpu_engine, raw=raw_of_packed(old, d_tag, "f4_e2m1"))
+    else:
+        old = rng.integers(-50, 50, dims).astype(np.float32)
+        dst = cly.Memory(dst_md, gpu_engine, raw=raw_of(old, d_tag, "f32"))
+    primitive = execute(gpu_engine, src_md, dst_md, src, dst, attr=cly.Attr(sum_beta=0.5))
+    plan = primitive._implementation.plan
+    assert plan.chunks > 1 or gpu_engine.profile.compute_units > 8, plan  # (the case)
+    want = values + np.float32(0.5) * np.asarray(old, np.float32)  # exact in f32
+    if ddt == "f4_e2m1":
+        got = logical_of_packed(dst.raw(), dims, d_tag, ddt).astype(np.float64)
+        np.testing.assert_array_equal(got, to_f4_e2m1(want).astype(np.float64))
+    else:
+        np.testing.assert_array_equal(logical_of(dst.raw(), dims, d_tag, ddt), want)

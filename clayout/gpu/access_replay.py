@@ -184,10 +184,10 @@ def _striped(plan: KernelPlan, k: _Kernel, local: int, groups, parity=None) -> N
         k.group = g if parity is None else (g, parity)
         for lane in range(local):
             k.lane = lane
+            if g * local + lane >= plan.launch_items:
+                continue  # past the launch: the work-item returns
             for chunk in range(plan.chunks):
                 item = g * local + lane + chunk * plan.launch_items
-                if item >= plan.items:
-                    break
                 a, rest = [0] * len(levels), item
                 for j, steps in loops:  # the item's loop indices, fastest first
                     if steps is None:

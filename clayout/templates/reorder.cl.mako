@@ -234,12 +234,20 @@ __kernel void ${name}(__global const ${src_type} *restrict src,
         __global ${dst_type} *restrict dst${"".join(", " + declaration(a) for a in args.values())}${", const uint parity" if nibbles == "passes" else ""})
 {
 % if chunks > 1:
+    // The launch is rounded up to whole work-groups: a work-item past it
+    // would move the next chunk's first items a second time (a sum would
+    // add twice).
+    if (get_global_id(0) >= ${lit(launch)})
+        return;
     for (int chunk = 0; chunk < ${chunks}; ++chunk) {
         // Spaced by the whole launch, not get_global_size(): a launch split
-        // in parts (past 2^32 work-items) keeps the same items.
+        // in parts (past 2^32 work-items) keeps the same items; the chunks
+        // divide the items, so the last one ends on the last item.
         const ${idx} item = get_global_id(0) + chunk * ${lit(launch)};
+%   if launch * chunks != items:
         if (item >= ${lit(items)})
             return;
+%   endif
 ${indent(capture(item_body), 8)}\
     }
 % else:
