@@ -380,3 +380,46 @@ print("DONE", np.array_equal(back.to_numpy(), x))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert "DONE True" in done.stdout, done.stdout + done.stderr
+
+
+def test_memories_and_values_of_another_context_are_refused_at_execute(dpctl, sycl):
+    """Two engines on one device with contexts of their own: a Reorder or
+    Shuffle of one refuses the other's memories, and values at execute
+    held in them, before anything is enqueued. (``SyclContext(device)``
+    hands out the device's one cached context, equal each time: a list
+    of devices makes a new one.)"""
+    dev = sycl.device
+    one, two = (cly.Engine("sycl", queue=dpctl.SyclQueue(dpctl.SyclContext([dev]), dev))
+                for _ in range(2))
+    assert one.context != two.context and one != two
+    md = cly.MemoryDesc((4, 6), "f32", tag="ab")
+    reorder = cly.Reorder(md, cly.MemoryDesc(md.dims, "f32", tag="ba"), engine=one)
+    shuffle = cly.Shuffle(md, axis=1, group_size=2, engine=one)
+    scaled = cly.Reorder(md, md, engine=one, attr=cly.Attr(src_scales=cly.Scales(mask=2)))
+    array = np.arange(24, dtype=np.float32).reshape(md.dims)
+    mine, theirs = (cly.Memory.from_numpy(md, engine, array) for engine in (one, two))
+    out, their_out = cly.Memory(reorder.dst_md, one), cly.Memory(reorder.dst_md, two)
+    same, their_same = cly.Memory(md, one), cly.Memory(md, two)
+    their_scales = cly.Memory.from_numpy(cly.MemoryDesc((6,), "f32", tag="a"), two,
+                                         np.ones(6, np.float32))
+    stream = cly.Stream(one)
+    stream.wait()
+    calls = [
+        ("src", lambda: reorder.execute(stream, theirs, out)),
+        ("dst", lambda: reorder.execute(stream, mine, their_out)),
+        ("src", lambda: shuffle.execute(stream, theirs, same)),
+        ("dst", lambda: shuffle.execute(stream, mine, their_same)),
+        ("src_scales", lambda: scaled.execute(stream, mine, same, src_scales=their_scales)),
+        ("src_scales", lambda: scaled.execute(stream, mine, same,
+                                              src_scales=their_scales.storage)),
+    ]
+    for arg, call in calls:
+        with pytest.raises(cly.InvalidArgumentError, match=rf"^{arg}\b.*(another SYCL context|"
+                           rf"lives on .*SYCL context {hash(two.context):#x})") as caught:
+            call()
+        assert f"{hash(one.context):#x}" in str(caught.value), caught.value
+    for memory in (out, their_out, same, their_same):
+        assert memory.events == [] and not memory.raw().any(), "something was enqueued"
+    reorder.execute(stream, mine, out).wait()   # its own context's memories run
+    np.testing.assert_array_equal(out.to_numpy(), array)
+
