@@ -28,7 +28,9 @@ caller's queue by the device engine's backend (``host_job``): on OpenCL a
 worker thread between markers, so ``execute`` never blocks; on SYCL, which
 has no user events, the caller runs it once its inputs are ready. A host memory remembers the device commands that
 read it (uploads) and write it (downloads), so clayout's later reads and
-writes of it wait for them (``Memory._host_events``). No non-blocking
+writes of it wait for them (``Memory._host_events``); a device memory
+remembers the downloads reading it, and an upload into it waits for its
+pending reads, as every command on a device memory does. No non-blocking
 pyopencl copy is made: its event, dropped before it completes, waits in its
 destructor holding the GIL (a deadlock when a Python thread was to complete
 it).
@@ -49,7 +51,7 @@ from .errors import InvalidArgumentError, UnimplementedError
 from .host import reorder as host_reorder
 from .host.layout import fills_span, to_byte_span
 from .implementations import PREFIX, HostFallback, choose
-from .memory import uninitialised
+from .memory import locked, uninitialised
 from .md_addressing import element_span
 from .problem import Problem
 
@@ -280,9 +282,9 @@ class CrossEngine:
         job = None
         try:  # the job starts even if the rest fails: its marker must complete
             # src's lock orders this upload's record against downloads into src.
-            with src.write_lock, dst.write_lock:
+            with locked(src, dst):
                 src_waits = src._host_events()  # downloads into src still running
-                dst_waits = dst._wait_list(queue)
+                dst_waits = dst._wait_list(queue, write=True)  # writes and reads of dst
                 if self.variant == "none":
                     event = read = backend.run_after(wait + dst_waits, lambda: backend.marker(
                         queue, wait + dst_waits), queue)
@@ -321,16 +323,17 @@ class CrossEngine:
     def _down(self, queue, src, dst, wait):
         p, engine = self.problem, self.engine
         backend = engine.backend
-        wait = wait + src._wait_list(queue)
         job = None
         try:  # the job starts even if the rest fails: its marker must complete
-            with dst.write_lock:
+            with locked(src, dst):
+                wait = wait + src._wait_list(queue)
                 dst_waits = dst._host_events(write=True)  # downloads into it, uploads from it
                 if self.variant == "none":
-                    event = backend.run_after(wait, lambda: backend.marker(queue, wait), queue)
+                    event = read = backend.run_after(wait, lambda: backend.marker(queue, wait),
+                                                     queue)
                 elif self.variant == "device":
                     staging = uninitialised(p.dst_md, engine)
-                    converted = self.device.execute(queue, src, staging, wait)
+                    converted = read = self.device.execute(queue, src, staging, wait)
                     first, end, base = _span(p.dst_md)
                     dense = fills_span(p.dst_md)
 
@@ -356,8 +359,9 @@ class CrossEngine:
                             _convert_on_host(p, data, base, dst.storage, 0)
 
                     job = backend.host_job(queue, wait, dst_waits, work)
-                    event = job.enqueue()
+                    event = read = job.enqueue()
                 dst._host_recorded(event, queue, True, backend)
+                src._was_read(read, queue)  # a later write of src waits for it
         finally:
             if job is not None:
                 job.start()

@@ -1,10 +1,11 @@
 """Memory: a descriptor plus storage on an engine, with NumPy in and out.
 
-The writes clayout enqueued on a buffer are remembered per buffer (as
-pyopencl's Array keeps ``events``), whichever Memory objects share it: a read
-or a write of a Memory waits for the pending writes that may touch its
-elements (all of them, unless both are provably disjoint windows of one
-layout, such as the halves of an in-place concat).
+The commands clayout enqueued on a buffer are remembered per buffer (as
+pyopencl's Array keeps ``events``), whichever Memory objects share it
+(clayout/backends/pending.py): a read or a write of a Memory waits for the
+pending writes that may touch its elements, and a write also for the
+pending reads (all of them, unless both are provably disjoint windows of
+one layout, such as the halves of an in-place concat).
 """
 from __future__ import annotations
 
@@ -14,17 +15,13 @@ from typing import Any, Union
 import numpy as np
 import numpy.typing as npt
 
+from .backends.pending import hold, host_pending_of, pending_of, record
 from .engine import Engine, Stream, as_engine, as_stream, check_wait_for
 from .errors import InvalidArgumentError
 from .host.layout import (byte_span, dense_bytes, fills_span, from_dense_bytes, gather,
                           is_c_dense, scatter, span_base)
 from .md_addressing import may_overlap
 from .memory_desc import MemoryDesc
-
-try:
-    from .gpu.events import host_pending_of, pending_writes_of
-except ImportError:  # pragma: no cover - exercised only without pyopencl
-    host_pending_of = pending_writes_of = None
 
 
 def _as_dtype(md: MemoryDesc, array) -> np.ndarray:
@@ -127,26 +124,29 @@ class Memory:
             queue = engine.queue
             self._wrote(engine.backend.fill_zero(queue, self.storage, need), queue)
 
-    # -- pending writes ---------------------------------------------------------
-
-    @property
-    def write_lock(self) -> Any:  # a threading.RLock, or None without pyopencl
-        """Held by a writer from its wait list to recording its event (so
-        events are recorded in the order they were enqueued); for a host
-        memory, by a cross-engine download into it (None without pyopencl)."""
-        if self._pending is not None:
-            return self._pending.lock
-        return None if self._host is None else self._host.writes.lock
+    # -- pending commands ---------------------------------------------------------
+    #
+    # A command holds the lock of each buffer it touches (``locked``) from
+    # building its wait list to recording its event, so that events are
+    # recorded in the order they were enqueued.
 
     def _wrote(self, event, queue=None):
         """Record a write of this memory's elements, enqueued on ``queue``."""
         if event is not None and self._pending is not None:
-            self._pending.add(event, queue, self.md)
+            self._pending.writes.add(event, queue, self.md)
 
-    def _wait_list(self, queue=None) -> list:
-        """Events a command reading or writing this memory on ``queue`` waits for.
-        Raises ExecutionError once for a write that failed."""
-        return [] if self._pending is None else self._pending.wait_list(queue, self.md)
+    def _was_read(self, event, queue=None):
+        """Record a read of this memory's elements, enqueued on ``queue``:
+        later writes of them wait for it."""
+        if event is not None and self._pending is not None:
+            self._pending.reads.add(event, queue, self.md)
+
+    def _wait_list(self, queue=None, write: bool = False) -> list:
+        """Events a command on ``queue`` that reads (or, ``write``, writes)
+        this memory waits for: the pending writes of its elements, and for
+        a write their pending reads too. Raises ExecutionError once for a
+        write that failed."""
+        return [] if self._pending is None else self._pending.wait_list(queue, self.md, write)
 
     # A host memory remembers the device commands of cross-engine reorders
     # on its storage: downloads into it and uploads from it.
@@ -157,19 +157,19 @@ class Memory:
         downloads into it, and before a write also uploads still reading it."""
         if self._host is None:
             return []
-        md = None if whole else self.md
-        events = self._host.writes.wait_list(None, md)
-        return events + self._host.reads.wait_list(None, md) if write else events
+        return self._host.wait_list(None, None if whole else self.md, write)
 
     def _host_wait(self, write: bool = False, whole: bool = False):
-        """Block until ``_host_events`` have completed. Raises ExecutionError
-        when one of them failed."""
+        """Block until ``_host_events`` have ended. Raises ExecutionError
+        when a download into it failed."""
         if self._host is None:
             return
         md = None if whole else self.md
-        for pending in (self._host.writes, self._host.reads) if write else (self._host.writes,):
-            pending.wait_list(None, md)  # drops what is done; a failed download raises once
-            pending.wait(md)
+        writes = self._host.writes
+        writes.wait_list(None, md)  # drops what is done; a failed download raises once
+        writes.wait(md)
+        if write:
+            self._host.reads.wait(md)  # failed or not: a failed upload changed nothing
 
     def _host_recorded(self, event, queue, write: bool, backend):
         """Record a device command of ``backend``, enqueued on ``queue``, that
@@ -290,7 +290,8 @@ class Memory:
         wait = check_wait_for(wait_for, self.engine)
         q = _stream_queue(queue, self.engine)
         backend = self.engine.backend
-        backend.wait(wait + (self._pending.wait_list(None) if whole else self._wait_list()))
+        backend.wait(wait + (self._pending.writes.wait_list(None) if whole
+                             else self._wait_list()))
         lo, hi = span
         out = np.empty(hi - lo, dtype=np.uint8) if out is None else out
         backend.read(q, self.storage, lo, out)
@@ -340,7 +341,8 @@ class Memory:
     def to_cl_array(self, queue: QueueLike | None = None) -> Any:  # a pyopencl.array.Array
         """A pyopencl Array over this memory's buffer, without a copy (plain
         layouts only: no inner blocks, whole-byte types). Its ``events`` are
-        the pending writes. Raises InvalidArgumentError otherwise."""
+        the pending writes and reads (what a write through it must wait
+        for). Raises InvalidArgumentError otherwise."""
         import pyopencl.array as cla
 
         md = self.md
@@ -355,7 +357,7 @@ class Memory:
         first = md.offset((0,) * md.ndims) if md.nelems() else md.offset0
         return cla.Array(_stream_queue(queue, self.engine), md.dims, md.dtype.numpy,
                          strides=tuple(s * size for s in md.strides), data=self.storage,
-                         offset=first * size, events=self.events)
+                         offset=first * size, events=self._wait_list(write=True))
 
     def __repr__(self):
         return f"<Memory {self.md!r} on {self.engine!r}>"
@@ -370,18 +372,31 @@ def _check_layout(md, what):
 
 
 def _host_pending(engine, storage):
-    """The HostPending of a host memory's storage; None on a device (or
-    without pyopencl, where nothing can be pending)."""
-    if engine.is_device or host_pending_of is None:
-        return None
-    return host_pending_of(storage)
+    """The Pending of a host memory's storage; None on a device."""
+    return None if engine.is_device else host_pending_of(storage)
 
 
 def _device_pending(engine, storage, events=()):
-    """The PendingWrites of a device memory's storage; None on the host."""
-    if not engine.is_device:
-        return None
-    return pending_writes_of(engine.backend, storage, events)
+    """The Pending of a device memory's storage; None on the host."""
+    return pending_of(engine.backend, storage, events) if engine.is_device else None
+
+
+def record_command(event, queue, wrote: Memory, read: list) -> None:
+    """Record ``event``, a command enqueued on ``queue`` of ``wrote``'s
+    device engine, as a write of ``wrote`` and a read of each memory in
+    ``read`` (do it under ``locked``)."""
+    if event is not None:
+        record(event, queue, wrote.engine.backend, [(wrote._pending, wrote.md)],
+               [(m._pending, m.md) for m in read])
+
+
+def locked(*memories) -> hold:
+    """A context manager that holds the locks of the buffers of ``memories``
+    (Memory objects or None): what a command touching several memories
+    holds from building its wait list to recording its event as a write
+    of one and a read of the others. Each lock once, in one order for the
+    whole process, so that two threads never deadlock."""
+    return hold(*[m._pending or m._host for m in memories if m is not None])
 
 
 def _host_zeros(md, nbytes):

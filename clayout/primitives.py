@@ -13,7 +13,7 @@ from .engine import Engine, Stream, as_engine, as_stream, check_wait_for, defaul
 from .errors import InvalidArgumentError, UnimplementedError
 from .execute_values import KEYWORDS, ValuesLike, check_cross_engine, resolve, value_spec
 from .implementations import choose
-from .memory import Memory, register_device_reorder
+from .memory import Memory, locked, record_command, register_device_reorder
 from .memory_desc import MemoryDesc, dims_text
 from .problem import Problem
 
@@ -105,8 +105,11 @@ class _Primitive:
         """Enqueue the primitive on ``stream`` (a Stream, or a queue of the
         engine's context: a pyopencl CommandQueue, a dpctl SyclQueue): read
         ``src``, write ``dst``,
-        after the events in ``wait_for`` and the writes clayout enqueued on
-        ``src``'s buffer and on ``dst``.
+        after the events in ``wait_for``, the writes clayout enqueued on
+        ``src`` and ``dst``, and the commands it enqueued that still read
+        ``dst`` (on any queue, out-of-order ones too). Recorded as a read of
+        ``src`` (and of values given as memories): later writes of them wait
+        for it.
 
         ``src_scales``, ``dst_scales``, ``src_zero_points`` and
         ``dst_zero_points`` are the values of the attributes made without
@@ -159,12 +162,18 @@ class _Primitive:
             if log:
                 self._log_exec(start)
             return None
-        wait += src._wait_list(queue)
-        with dst.write_lock:  # record events in the order they are enqueued
-            wait += dst._wait_list(queue)
+        # Values given as memories are read too (a copy or a widening of
+        # them ends before the command does, so its event covers them).
+        read = [src] if not values else \
+            [src, *[v.memory for v in values.values() if v.memory is not None]]
+        # Record events in the order they are enqueued: the buffers' locks
+        # are held from the wait lists to the records.
+        with locked(dst, *read):
+            wait += src._wait_list(queue)
+            wait += dst._wait_list(queue, write=True)  # its pending writes and reads
             event = self.engine.backend.run_after(wait, lambda: self._implementation.execute(
                 queue, src, dst, wait, values), queue)
-            dst._wrote(event, queue)
+            record_command(event, queue, dst, read)
         if log:
             backend = self.engine.backend
             backend.when_complete(event, lambda: self._log_exec(start, backend.seconds(event)))

@@ -423,3 +423,54 @@ def test_memories_and_values_of_another_context_are_refused_at_execute(dpctl, sy
     reorder.execute(stream, mine, out).wait()   # its own context's memories run
     np.testing.assert_array_equal(out.to_numpy(), array)
 
+
+WRITE_AFTER_READ = """
+import ctypes, sys, time, numpy as np, dpctl, dpctl.memory as dpm, dpctl.program as dpp
+import clayout as cly
+eng = cly.Engine("sycl", device="opencl:cpu")
+ooo = dpctl.SyclQueue(eng.context, eng.device)       # SYCL's default: out of order
+assert not ooo.is_in_order
+side = dpctl.SyclQueue(eng.context, eng.device, property="in_order")
+# SYCL has no user events: the gate is a kernel that spins until the host
+# sets a flag in shared USM (or for some seconds at most).
+spin = dpp.create_program_from_source(side, '''
+__kernel void spin(volatile __global int *flag, long limit) {
+    for (long i = 0; i < limit && flag[0] == 0; i++) {}
+}''').get_sycl_kernel("spin")
+flag = dpm.MemoryUSMShared(4, queue=side)
+opened = np.frombuffer(memoryview(flag), dtype=np.int32)
+opened[0] = 0
+md = cly.MemoryDesc((8, 64), "f32")
+old = np.arange(512, dtype=np.float32).reshape(md.dims)
+a, new = cly.Memory.from_numpy(md, eng, old), cly.Memory.from_numpy(md, eng, -old)
+b = cly.Memory(cly.MemoryDesc(md.dims, "f32", tag="ba"), eng)
+read, write = cly.Reorder(md, b.md, engine=eng), cly.Reorder(md, md, engine=eng)
+eng.queue.wait()
+# Nothing blocks from here until the flag is set (the spin may hold the
+# runtime's only free thread).
+gate = side.submit_async(spin, [flag, ctypes.c_long(1 << 34)], [1])
+reader = read.execute(ooo, a, b, wait_for=[gate])
+writer_queue = ooo if sys.argv[1] == "same" else dpctl.SyclQueue(eng.context, eng.device)
+wrote = write.execute(writer_queue, new, a)
+time.sleep(0.3)
+done = dpctl.event_status_type.complete
+pending = (gate.execution_status != done, reader.execution_status != done,
+           wrote.execution_status != done)
+opened[0] = 1
+gate.wait(); reader.wait(); wrote.wait()
+print("PENDING", *pending)
+print("READ OLD", np.array_equal(b.to_numpy(), old), "WROTE", np.array_equal(a.to_numpy(), -old))
+"""
+
+
+@pytest.mark.parametrize("writer_queue", ["same", "another"])
+def test_a_write_waits_for_a_read_still_running_on_an_out_of_order_queue(sycl, writer_queue):
+    """A reorder reading ``a`` waits on a gate; a reorder writing ``a``,
+    enqueued after it on an out-of-order queue (the same one or another),
+    stays pending until the read has run, which reads the old values. In
+    a subprocess under a time limit: the gate is a spinning kernel."""
+    done = subprocess.run([sys.executable, "-c", WRITE_AFTER_READ, writer_queue],
+                          capture_output=True, text=True, timeout=120)
+    out = done.stdout + done.stderr
+    assert "PENDING True True True" in done.stdout, out
+    assert "READ OLD True WROTE True" in done.stdout, out

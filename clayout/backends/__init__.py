@@ -45,7 +45,10 @@ class Backend:
       ``check_wait_for(wait_for)``; ``status(event)`` (< 0 failed, 0 done,
       > 0 pending); ``recorded(event, queue)`` (the queue it stands for, or
       None); ``in_order(queue)``; ``flush(queue)``; ``wait(events)``
-      (raises ExecutionError when one failed); ``seconds(event)``.
+      (raises ExecutionError when one failed); ``unfailing(event)`` (what
+      waits for it to end, failed or not: None once it has ended);
+      ``seconds(event)``. Each buffer's pending reads and writes are
+      ``pending.py``'s.
 
     Kernels:
       ``kernel_scope`` (what kernels are cached under) and ``device_key``;

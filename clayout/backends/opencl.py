@@ -250,6 +250,7 @@ class OpenCLBackend:
     in_order = staticmethod(ev.in_order)
     flush = staticmethod(ev.flush)
     wait = staticmethod(ev.wait_for_events)
+    unfailing = staticmethod(ev.unfailing)
     seconds = staticmethod(ev.device_seconds)
 
     def when_complete(self, event, callback):

@@ -1,15 +1,15 @@
-"""Events: the writes still pending on a buffer, and watching for completion."""
+"""OpenCL events: statuses, the events clayout hands out after events that
+may fail, and watching for completion from threads. (The commands still
+pending on a buffer are clayout/backends/pending.py's.)"""
 from __future__ import annotations
 
 import atexit
 import threading
 import time
-import weakref
 
 import pyopencl as cl
 
 from ..errors import ExecutionError
-from ..md_addressing import may_overlap
 
 _DONE = cl.command_execution_status.COMPLETE
 _OUT_OF_ORDER = cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
@@ -26,10 +26,10 @@ def status(event) -> int:
 
 
 def recorded(event, queue):
-    """The queue a write's ``event``, enqueued on ``queue``, stands for in
-    PendingWrites: None for a user event (it is on no queue: a later command
-    there does not end after it). A command clayout enqueued counts as its
-    own from now (see ``doubtful``)."""
+    """The queue a command's ``event``, enqueued on ``queue``, stands for in
+    a buffer's pending commands (backends/pending.py): None for a user event
+    (it is on no queue: a later command there does not end after it). A
+    command clayout enqueued counts as its own from now (see ``doubtful``)."""
     if event.command_type == _USER:
         return None
     if queue is not None:
@@ -41,100 +41,21 @@ def flush(queue) -> None:
     queue.flush()
 
 
-class PendingWrites:
-    """The writes clayout enqueued on one buffer that may still run.
-
-    Each entry keeps its event, the queue its command went to (None for a
-    user event), the descriptor it wrote (None: anywhere) and the runtime's
-    event operations (``ops``: a backend, see clayout/backends), so that a
-    command waits only for writes that may touch what it touches. An event on
-    an in-order queue supersedes the earlier ones of that queue (they finish
-    first); a queue is flushed before another waits on it (OpenCL needs that
-    for progress across queues). A failed write is reported once, by the
-    next call that would have waited for it.
-
-    ``lock`` is held by a writer from building its wait list to recording
-    its event, so that events are recorded in the order they were enqueued.
-    Safe to use from any thread.
-    """
-
-    def __init__(self, events=(), ops=None):
-        self.lock = threading.RLock()
-        self.ops = ops = ops or OPENCL_EVENTS
-        self._entries = [(e, None, None, ops) for e in events]
-        self._failed = []
-
-    def _prune(self):
-        kept = []
-        for entry in self._entries:
-            state = entry[3].status(entry[0])
-            if state < 0:
-                self._failed.append(entry)
-            elif state != _DONE:
-                kept.append(entry)
-        self._entries = kept
-
-    def add(self, event, queue=None, md=None, ops=None):
-        """Record a write of ``md`` (None: anywhere), enqueued on ``queue``
-        (``ops``: the runtime's event operations, when not this buffer's)."""
-        ops = ops or self.ops
-        queue = ops.recorded(event, queue)
-        same = queue if queue is not None and ops.in_order(queue) else None
-        with self.lock:
-            # One pass: drop the finished, keep the failed for the next
-            # reader, and let this event stand for its queue's earlier ones.
-            kept = []
-            for entry in self._entries:
-                state = entry[3].status(entry[0])
-                if state < 0:
-                    self._failed.append(entry)
-                elif state == _DONE:
-                    continue
-                elif same is not None and (entry[1] is same or entry[1] == same):
-                    if entry[2] is None or entry[2] != md:
-                        md = None  # now stands for writes elsewhere too
-                else:
-                    kept.append(entry)
-            kept.append((event, queue, md, ops))
-            self._entries = kept
-
-    def wait_list(self, queue=None, md=None) -> list:
-        """The pending events that may touch ``md`` (None: anywhere), for a
-        command about to be enqueued on ``queue`` (None: the host waits).
-        Flushes the other queues they are on. Raises ExecutionError once for
-        a failed write among them."""
-        with self.lock:
-            if not self._entries and not self._failed:
-                return []
-            self._prune()
-            failed = [e for e in self._failed if may_overlap(e[2], md)]
-            if failed:
-                self._failed = [e for e in self._failed if e not in failed]
-                state = failed[0][3].status(failed[0][0])
-                raise ExecutionError(
-                    f"a write clayout enqueued on this memory failed (status {state}); "
-                    f"its values are undefined until written again")
-            # A command on an in-order queue starts after that queue's
-            # earlier commands: their events need not be waited for (a
-            # shorter list also enqueues faster).
-            same = queue if queue is not None and self.ops.in_order(queue) else None
-            entries = [e for e in self._entries
-                       if (same is None or e[1] is None or e[1] != same)
-                       and may_overlap(e[2], md)]
-        flushed = []
-        for _, q, _, ops in entries:
-            if q is not None and q != queue and q not in flushed:
-                ops.flush(q)
-                flushed.append(q)
-        return [e[0] for e in entries]
-
-    def wait(self, md=None) -> None:
-        """Block until the pending events that may touch ``md`` (None:
-        anywhere) have completed. Raises ExecutionError when one failed."""
-        with self.lock:
-            entries = [(e, ops) for e, _, m, ops in self._entries if may_overlap(m, md)]
-        for event, ops in entries:
-            ops.wait([event])
+def unfailing(event):
+    """What a command that must only wait for ``event`` to end, not for it
+    to succeed (a write after a read), waits for: None once it has ended;
+    ``event`` itself where it cannot fail unseen (a command of clayout's
+    own, see ``doubtful``); else (a user event: a settled one, a host job's)
+    a user event that a watcher completes once ``event`` has ended. Never
+    blocks."""
+    state = event.command_execution_status
+    if state <= _DONE:
+        return None
+    if event.command_type != _USER:
+        return event
+    stand_in = cl.UserEvent(event.context)
+    when_complete(event, lambda: stand_in.set_status(_DONE))
+    return stand_in
 
 
 # -- statuses OpenCL does not pass on ------------------------------------------------
@@ -259,58 +180,6 @@ def run_after(inputs: list, enqueue, engine, queue):
     return settle(enqueue(), doubt, engine.context, engine.caps, queue)
 
 
-# One PendingWrites per device buffer, whichever Memory objects use it; the
-# Memory objects hold theirs, so a buffer's address is not reused meanwhile.
-_BY_BUFFER: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
-_BY_BUFFER_LOCK = threading.Lock()
-
-
-def pending_writes_of(backend, storage, events=()) -> PendingWrites:
-    """The PendingWrites of a device buffer of ``backend`` (made on first
-    use, starting with ``events``, e.g. a pyopencl Array's)."""
-    key = (backend.kind, backend.address(storage))
-    with _BY_BUFFER_LOCK:
-        pending = _BY_BUFFER.get(key)
-        if pending is None:
-            return _BY_BUFFER.setdefault(key, PendingWrites(events, backend))
-    for event in events:
-        pending.add(event)
-    return pending
-
-
-class PendingReads(PendingWrites):
-    """The device commands clayout enqueued that read one host buffer (the
-    uploads of cross-engine reorders) and may still run: a later write of
-    the buffer waits for them. A failed read changed nothing, so it is
-    dropped, never reported."""
-
-    def _prune(self):
-        self._entries = [e for e in self._entries if e[3].status(e[0]) > _DONE]
-
-
-class HostPending:
-    """The device commands clayout enqueued on one host (NumPy) buffer:
-    ``writes`` (downloads into it), ``reads`` (uploads from it)."""
-
-    def __init__(self):
-        self.writes = PendingWrites()
-        self.reads = PendingReads()
-
-
-# One HostPending per host buffer (by its address), as for OpenCL buffers above.
-_BY_HOST_BUFFER: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
-
-
-def host_pending_of(array) -> HostPending:
-    """The HostPending of a NumPy array's storage (made on first use)."""
-    key = array.__array_interface__["data"][0]
-    with _BY_BUFFER_LOCK:
-        pending = _BY_HOST_BUFFER.get(key)
-        if pending is None:
-            pending = _BY_HOST_BUFFER[key] = HostPending()
-        return pending
-
-
 def wait_in_python(events, caps=None) -> bool:
     """Block until every event has completed or failed; True if none failed.
 
@@ -403,16 +272,3 @@ def wait_for_events(events):
         except cl.Error as error:
             raise ExecutionError(f"an event waited for failed: {error}") from None
 
-
-class _OpenCLEvents:
-    """What PendingWrites asks of OpenCL events and queues (the host
-    memories' pending commands default to these)."""
-
-    status = staticmethod(status)
-    recorded = staticmethod(recorded)
-    in_order = staticmethod(in_order)
-    flush = staticmethod(flush)
-    wait = staticmethod(wait_for_events)
-
-
-OPENCL_EVENTS = _OpenCLEvents()
