@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY      = $(VENV)/bin/python
 
-.PHONY: demo test test-pocl test-pocl-gpu test-intel test-sycl bench bench-sycl weights opencl intel-opencl sycl spirv-tools info clean ptx gpusim
+.PHONY: demo test test-pocl test-pocl-gpu test-intel test-sycl fuzz bench bench-sycl weights opencl intel-opencl sycl spirv-tools info clean ptx gpusim
 
 demo: opencl
 	$(PY) examples/quickstart.py
@@ -17,14 +17,21 @@ demo: opencl
 # (another compiler and runtime: nothing may rest on one driver's habits);
 # last, the reorder, shuffle, quantization and benchdnn tests on the SYCL
 # engine (dpctl) over Intel's runtime, whose device engine is then SYCL.
-GPU_STRATEGY_TESTS = tests/test_reorder_*.py tests/test_shuffle.py tests/test_benchdnn.py
+# Every pass runs the randomized sweep (tests/test_sweep.py): its own seeded
+# problems, checked byte for byte against tests/reference.py on the device
+# and the host, their kernels also built for the strategy the pass does not
+# run. CLAYOUT_SWEEP_PROBLEMS sets how many: by default 500 on PoCL, 1000 on
+# Intel's runtime and on SYCL, about 0.1 s each, 4.5 minutes over the four
+# passes; `make fuzz` runs thousands.
+GPU_STRATEGY_TESTS = tests/test_reorder_*.py tests/test_shuffle.py tests/test_benchdnn.py \
+  tests/test_sweep.py
 SYCL_TESTS = tests/test_reorder_types.py tests/test_reorder_layouts.py \
   tests/test_reorder_attributes.py tests/test_reorder_gpu_shapes.py \
   tests/test_reorder_property.py tests/test_reorder_special_values.py \
   tests/test_reorder_nibbles.py tests/test_reorder_api.py tests/test_shuffle.py \
   tests/test_grouped_quant.py tests/test_packed_types.py tests/test_small_types.py \
   tests/test_compensation.py tests/test_runtime_dims.py tests/test_sycl.py \
-  tests/test_benchdnn.py::test_onednn_batch_files_pass
+  tests/test_benchdnn.py::test_onednn_batch_files_pass tests/test_sweep.py
 
 # The four passes are independent: two run at a time (the tests are mostly
 # one Python thread each), each pass's output printed whole when it ends.
@@ -41,6 +48,26 @@ test-intel:
 	CLAYOUT_TEST_PLATFORM=intel $(PY) -m pytest -q -p no:cacheprovider
 test-sycl:
 	CLAYOUT_TEST_PLATFORM=sycl $(PY) -m pytest -q -p no:cacheprovider $(SYCL_TESTS)
+
+# The sweep alone, long: FUZZ_PROBLEMS problems on each implementation with
+# each strategy (PoCL, Intel's runtime and SYCL; CPU and GPU kernels), one
+# run after another, from a new seed each time, printed at the start and the
+# end (FUZZ_SEED=N runs those problems again). A failure prints the command
+# that reruns its problem alone.
+FUZZ_PROBLEMS ?= 3000
+FUZZ_SEED ?= $(shell od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+FUZZ_SEED := $(FUZZ_SEED)
+FUZZ_RUNS ?= pocl:cpu pocl:gpu intel:cpu intel:gpu sycl:cpu sycl:gpu
+
+fuzz: opencl intel-opencl sycl
+	@echo "make fuzz: seed $(FUZZ_SEED), $(FUZZ_PROBLEMS) problems per run"
+	@status=0; for run in $(FUZZ_RUNS); do \
+	  echo "== $$run (seed $(FUZZ_SEED))"; \
+	  CLAYOUT_TEST_PLATFORM=$${run%:*} CLAYOUT_STRATEGY=$${run#*:} \
+	  CLAYOUT_SWEEP_SEED=$(FUZZ_SEED) CLAYOUT_SWEEP_PROBLEMS=$(FUZZ_PROBLEMS) \
+	  $(PY) -m pytest -q -p no:cacheprovider tests/test_sweep.py || status=1; \
+	done; echo "make fuzz: seed $(FUZZ_SEED) (FUZZ_SEED=$(FUZZ_SEED) runs it again)"; \
+	exit $$status
 
 # Intel's OpenCL CPU runtime from PyPI into the virtual environment, and the
 # ICD folders that pick PoCL, Intel's runtime or both (OCL_ICD_VENDORS).
