@@ -20,7 +20,7 @@ demo: opencl
 # Every pass runs the randomized sweep (tests/test_sweep.py): its own seeded
 # problems, checked byte for byte against tests/reference.py on the device
 # and the host, their kernels also built for the strategy the pass does not
-# run. CLAYOUT_SWEEP_PROBLEMS sets how many: by default 500 on PoCL, 1000 on
+# run. CLAYOUT_SWEEP_PROBLEMS sets how many: by default 500 on PoCL, 800 on
 # Intel's runtime and on SYCL, about 0.1 s each, 4.5 minutes over the four
 # passes; `make fuzz` runs thousands.
 GPU_STRATEGY_TESTS = tests/test_reorder_*.py tests/test_shuffle.py tests/test_benchdnn.py \

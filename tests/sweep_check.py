@@ -325,8 +325,10 @@ class Expectation:
             raise AssertionError(f"destination buffer: {got.size} bytes, {self.dst_raw.size} "
                                  f"given")
         if self.dst_at.size:
+            # (a shuffle's element comes from another index: no src to show)
+            src = self.values if case.kind == "reorder" else None
             assert_elements(load(got, self.dst_at, case.ddt), self.want, self.pre, case,
-                            self.exact, self.values)
+                            self.exact, src)
         want = self.dst_raw.copy()
         zero_elements(want, self.dst_pad, case.ddt)
         copy_elements(want, got, self.dst_at.reshape(-1), case.ddt)

@@ -32,13 +32,13 @@ from sweep_cases import BLOCKS, NIBBLES, TYPES, Case, Layout, make_case
 from sweep_check import Expectation, geometry, round_small, store, zero_elements
 from sweep_run import Sweep
 
-#: Problems per pass when CLAYOUT_SWEEP_PROBLEMS is not set, by implementation:
-#: a problem takes about 0.1 s on PoCL (either strategy), 0.09 s on Intel's
-#: runtime, 0.08 s on SYCL (one core; building kernels is most of it), so the
-#: four passes of `make test` spend about 4.5 minutes on the sweep, 2.5 of
-#: CI's wall time (two passes at a time), and each strategy gets 3000
-#: problems, run or built.
-DEFAULT_PROBLEMS = {"pocl": 500, "intel": 1000, "sycl": 1000}
+#: Problems per pass when CLAYOUT_SWEEP_PROBLEMS is not set, by implementation.
+#: A problem takes about 0.11 s on PoCL (0.12 s with the GPU strategy), 0.10 s
+#: on Intel's runtime and on SYCL, one core each (building kernels is most of
+#: it): the four passes of `make test` spend about 4.5 minutes on the sweep,
+#: half that of CI's wall time (two passes run at a time), and each strategy
+#: gets 2600 problems, run or built.
+DEFAULT_PROBLEMS = {"pocl": 500, "intel": 800, "sycl": 800}
 SEED = 33
 CHUNK = 50
 #: Where each pass's indices start, by (implementation, strategy).
