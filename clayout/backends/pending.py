@@ -53,16 +53,16 @@ class PendingWrites:
         self._entries = [(e, None, None, ops) for e in events]
         self._failed = []
 
+    def _running(self, entry) -> bool:
+        """Whether ``entry``'s command is still running; a failed one is
+        kept aside to be reported (where ``keeps_failed``)."""
+        state = entry[3].status(entry[0])
+        if state < 0 and self.keeps_failed:
+            self._failed.append(entry)
+        return state > _DONE
+
     def _prune(self):
-        kept = []
-        for entry in self._entries:
-            state = entry[3].status(entry[0])
-            if state < 0:
-                if self.keeps_failed:
-                    self._failed.append(entry)
-            elif state != _DONE:
-                kept.append(entry)
-        self._entries = kept
+        self._entries = [entry for entry in self._entries if self._running(entry)]
 
     def add(self, event, queue=None, md=None, ops=None):
         """Record a command on ``md`` (None: anywhere), enqueued on ``queue``
@@ -79,13 +79,9 @@ class PendingWrites:
             # reader, and let this event stand for its queue's earlier ones.
             kept = []
             for entry in self._entries:
-                state = entry[3].status(entry[0])
-                if state < 0:
-                    if self.keeps_failed:
-                        self._failed.append(entry)
-                elif state == _DONE:
+                if not self._running(entry):
                     continue
-                elif same is not None and (entry[1] is same or entry[1] == same):
+                if same is not None and (entry[1] is same or entry[1] == same):
                     if entry[2] is None or entry[2] != md:
                         md = None  # now stands for commands elsewhere too
                 else:
