@@ -31,7 +31,7 @@ HEADER = f"{PREFIX},info,template:" + ",".join(COLUMNS)
 
 _LEVELS = {1: logging.INFO, 2: logging.DEBUG}
 # Events about kernels rather than primitives (oneDNN's second column).
-_KERNEL_EVENTS = ("build", "compiler", "source")
+_KERNEL_EVENTS = ("build", "load", "compiler", "source")
 
 
 # Every execute asks whether to log, so the variable is read at each call

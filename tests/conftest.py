@@ -12,9 +12,11 @@ CLAYOUT_TEST_PLATFORM=sycl runs on Intel's OpenCL runtime too, but through
 SYCL (dpctl): the device engine of every fixture (``cl_engine``, the
 device side of ``engine``) is then ``Engine("sycl")`` on its CPU device,
 whose memories are USM."""
+import atexit
 import os
 import shutil
 import sys
+import tempfile
 
 import pytest
 
@@ -34,6 +36,13 @@ if TEST_PLATFORM:
             f"CLAYOUT_TEST_PLATFORM={TEST_PLATFORM!r}: expected one of {sorted(PLATFORMS)} "
             f"with its ICD folder {_folder} (bash scripts/ensure_intel_opencl.sh writes it)")
     os.environ["OCL_ICD_VENDORS"] = _folder
+
+# The persistent cache (clayout/disk_cache.py) of this run alone, empty at
+# the start: no test depends on what an earlier run or the user left there,
+# and each kernel the suite builds twice is loaded from its binary the second time.
+if "CLAYOUT_CACHE" not in os.environ:
+    os.environ["CLAYOUT_CACHE"] = tempfile.mkdtemp(prefix="clayout-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["CLAYOUT_CACHE"], ignore_errors=True)
 
 import clayout as cly  # noqa: E402 - after OCL_ICD_VENDORS
 from clayout.engine import opencl_devices  # noqa: E402

@@ -278,13 +278,13 @@ def test_a_kernel_that_does_not_build_is_declined_and_the_next_serves(cl_engine,
     problem exactly, and a second creation does not build it again."""
     from clayout.gpu import build
 
-    rendered, render = [], build.render_kernel
+    rendered, render = [], build._render_kernel
 
     def broken(plan, name=None):
         rendered.append(plan.name)
         return render(plan, name) + "\n#error forced by the test\n"
 
-    monkeypatch.setattr(build, "render_kernel", broken)
+    monkeypatch.setattr(build, "_render_kernel", broken)
     src_md = cly.MemoryDesc((3, 23, 5), "f32", tag="abc")  # dims no other test uses
     dst_md = cly.MemoryDesc(src_md.dims, "f32", tag="acb")
     x = np.arange(np.prod(src_md.dims), dtype=np.float32).reshape(src_md.dims)

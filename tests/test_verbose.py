@@ -37,6 +37,7 @@ import time; time.sleep(0.5)  # the exec line comes from the completion callback
 
 def run(script, **env):
     environ = {k: v for k, v in os.environ.items() if k != "CLAYOUT_VERBOSE"}
+    environ["CLAYOUT_CACHE"] = "off"  # every kernel built, never loaded: its lines are the same
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True,
                           text=True, timeout=300, env=dict(environ, **env))
     assert done.returncode == 0, done.stderr

@@ -258,16 +258,28 @@ class OpenCLBackend:
 
     # -- kernels --------------------------------------------------------------------------
 
-    def build(self, source: str, names: list[str]) -> list:
-        """Build one program; its kernels named ``names``. The compiler's log
-        goes to the verbose lines: level 2 after a build, level 1 when it failed."""
-        from ..gpu.build import build_options, compile_program
+    def build(self, source, names: list[str], key=None) -> list:
+        """Build one program, or load its binary from the persistent cache
+        (gpu/binaries.py: ``key`` is what the source is made from; ``source()``
+        renders it, only on a miss); its kernels named ``names``. The
+        compiler's log goes to the verbose lines: level 2 after a build,
+        level 1 when it failed."""
+        from ..gpu.binaries import load_program, source_key, store_program
+        from ..gpu.build import build_options, compile_program, source_function
 
+        source = source_function(source)
         start = time.perf_counter()
         label = names[0] if len(names) == 1 else f"{len(names)} kernels"
+        context, device = self.engine.context, self.engine.device
+        options = build_options(device)
+        made_from = source_key(source, key)
+        program = load_program(context, device, made_from, options)
+        if program is not None:
+            verbose.log("load", "opencl", "", label,
+                        time=f"{(time.perf_counter() - start) * 1e3:.2f}ms")
+            return [getattr(program, name) for name in names]
         try:
-            program, log = compile_program(self.engine.context, source,
-                                           build_options(self.engine.device))
+            program, log = compile_program(context, source(), options)
         except cl.Error as error:
             verbose.log("compiler", "opencl", "", label, text=str(error))
             raise
@@ -275,6 +287,7 @@ class OpenCLBackend:
                     time=f"{(time.perf_counter() - start) * 1e3:.2f}ms")
         if log:
             verbose.log("compiler", "opencl", "", label, min_level=2, text=log)
+        store_program(context, device, program, made_from, options)
         return [getattr(program, name) for name in names]
 
     build_errors = (cl.Error,)

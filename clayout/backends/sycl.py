@@ -343,11 +343,13 @@ class SyclBackend:
 
     # -- kernels --------------------------------------------------------------------------
 
-    def build(self, source: str, names: list[str]) -> list:
-        """Build one program from ``source`` (or its SPIR-V); its kernels
-        named ``names``. Raises RuntimeError when the build fails."""
-        from ..gpu.build import build_options
+    def build(self, source, names: list[str], key=None) -> list:
+        """Build one program from ``source()`` (or its SPIR-V, kept in the
+        persistent cache under ``key``: gpu/spirv.py); its kernels named
+        ``names``. Raises RuntimeError when the build fails."""
+        from ..gpu.build import build_options, source_function
 
+        source = source_function(source)
         program_api = self.dpctl.program
         options = build_options(self.cl_device) if self.cl_device is not None else \
             ["-cl-fp32-correctly-rounded-divide-sqrt"]
@@ -357,10 +359,10 @@ class SyclBackend:
             if self.spirv:
                 from ..gpu.spirv import compile_spirv
                 program = program_api.create_program_from_spirv(
-                    self.queue, compile_spirv(source, options), " ".join(options))
+                    self.queue, compile_spirv(source, options, key), " ".join(options))
             else:
                 program = program_api.create_program_from_source(
-                    self.queue, source, " ".join(options))
+                    self.queue, source(), " ".join(options))
         except program_api.SyclProgramCompilationError as error:
             message = (f"building {label} for {self.engine.describe()} failed "
                        f"({'SPIR-V' if self.spirv else 'OpenCL C'}; dpctl gives no log: "

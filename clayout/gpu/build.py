@@ -16,9 +16,25 @@ from .. import verbose
 from ..errors import KernelBuildError
 from .cache import kernel_cache
 from .plan_types import KernelPlan
-from .render import render_kernel, render_template
-from .render_runtime import render_runtime_kernel
 from .runtime_plan import RuntimePlan
+
+
+# Rendering imports Mako (and Mako its error pages' highlighter): 40 ms that
+# a process whose kernels all come from the persistent cache never pays.
+def _render_kernel(plan, name):
+    from .render import render_kernel
+    return render_kernel(plan, name)
+
+
+def _render_runtime_kernel(plan, name):
+    from .render_runtime import render_runtime_kernel
+    return render_runtime_kernel(plan, name)
+
+
+def render_template(template: str, **values) -> str:
+    """gpu/render.render_template, imported when first needed."""
+    from .render import render_template as render
+    return render(template, **values)
 
 #: The most work-items one launch enqueues: a global size past 2^32 does not
 #: fit a 32-bit size_t, and the kernels count items in 32 bits.
@@ -77,17 +93,22 @@ def _logs(raw) -> str:
                      if log and log.strip())
 
 
-def _build(engine, source: str, names: list[str]) -> list:
+def _build(engine, source, names: list[str], key=None) -> list:
     """Build one program on ``engine``; its kernels named ``names``.
+    ``source`` is its source, or a function that renders it when needed: the backend first
+    looks for the program under ``key`` (what the source is made from) in
+    the persistent cache (clayout/disk_cache.py).
 
     Raises KernelBuildError when the compiler refuses it: the compiler's
     messages go to the ``clayout`` logger as a warning (a generated kernel
     that does not build is a bug to report), and the implementation list
     declines the kernel (implementations.Implementation.create)."""
-    _dump(source)
+    source = _rendered_once(source_function(source))
+    if os.environ.get("CLAYOUT_DUMP_KERNELS"):
+        _dump(source())
     label = names[0] if len(names) == 1 else f"{len(names)} kernels"
     try:
-        kernels = engine.backend.build(source, names)
+        kernels = engine.backend.build(source, names, key)
     except engine.backend.build_errors as error:
         failure = KernelBuildError(label, str(error))
         verbose.LOGGER.warning(
@@ -95,8 +116,25 @@ def _build(engine, source: str, names: list[str]) -> list:
             "report it with CLAYOUT_VERBOSE=2's source and log)\n%s", failure,
             engine.describe(), failure.log)
         raise failure from None
-    verbose.log("source", engine.kind, "", label, min_level=2, text=source)
+    if verbose.enabled(2):
+        verbose.log("source", engine.kind, "", label, min_level=2, text=source())
     return kernels
+
+
+def source_function(source):
+    """``source`` (a str, or a function that renders it) as a function."""
+    return (lambda: source) if isinstance(source, str) else source
+
+
+def _rendered_once(render):
+    """``render`` as a function that renders at most once."""
+    done = []
+
+    def source() -> str:
+        if not done:
+            done.append(render())
+        return done[0]
+    return source
 
 
 class _LockedKernel:
@@ -104,13 +142,19 @@ class _LockedKernel:
     arguments are state of the kernel object until the enqueue captures
     them, so setting them and enqueuing happen under one lock.
 
+    ``render()`` makes its source (``source`` renders it when asked); ``key``
+    is what that source is made from, hashable and printed the same in every
+    process (a frozen plan): the persistent cache finds the built program by
+    it without rendering anything.
+
     Built at once, unless a ``batch_builds()`` block is open in this thread:
     then it is built with the block's other kernels when the block ends (or
     when first launched, if that comes first).
     """
 
-    def __init__(self, engine, source: str, name: str):
-        self.source, self.name = source, name
+    def __init__(self, engine, render, name: str, key):
+        self.name, self.key = name, key
+        self._render = _rendered_once(render)
         # The backend's class: its launch needs no engine (a kernel must not
         # keep its context alive through the cache).
         self._runtime = type(engine.backend)
@@ -119,16 +163,21 @@ class _LockedKernel:
         self._lock = threading.Lock()
         batch = getattr(_batch, "pending", None)
         if batch is None:
-            self._kernel = _build(engine, source, [name])[0]
+            self._kernel = _build(engine, self._render, [name], key)[0]
         else:
             self._engine = engine
             batch.append(self)
 
     @property
+    def source(self) -> str:
+        """The kernel's OpenCL C source (rendered on first use)."""
+        return self._render()
+
+    @property
     def kernel(self):
         with self._lock:
             if self._kernel is None:
-                self._kernel = _build(self._engine, self.source, [self.name])[0]
+                self._kernel = _build(self._engine, self._render, [self.name], self.key)[0]
                 self._engine = None
             return self._kernel
 
@@ -173,8 +222,8 @@ def _build_together(kernels):
         if not todo:
             continue
         try:
-            built = _build(engine, "\n".join(k.source for k in todo),
-                           [k.name for k in todo])
+            built = _build(engine, lambda todo=todo: "\n".join(k.source for k in todo),
+                           [k.name for k in todo], tuple(k.key for k in todo))
         except KernelBuildError:
             continue  # each kernel is built alone on first launch, to name its error
         for k, kernel in zip(todo, built):
@@ -183,15 +232,14 @@ def _build_together(kernels):
                     k._kernel, k._engine = kernel, None
 
 
-def _named_source(render, plan) -> tuple[str, str]:
-    """(source, kernel name) of ``plan`` rendered by ``render(plan, name)``."""
-    source = render(plan, None)
+def _named(render, plan) -> tuple:
+    """(render(), kernel name) of ``plan``, where ``render(plan, name)`` renders it."""
     if getattr(_batch, "pending", None) is None:
-        return source, plan.name
+        return (lambda: render(plan, None)), plan.name
     # A batch's program holds several kernels: each needs its own name,
     # the same in every run, so PoCL's disk cache still finds the program.
-    name = f"{plan.name}_{hashlib.sha1(source.encode()).hexdigest()[:10]}"
-    return render(plan, name), name
+    name = f"{plan.name}_{hashlib.sha1(repr(plan).encode()).hexdigest()[:10]}"
+    return (lambda: render(plan, name)), name
 
 
 class Kernel(_LockedKernel):
@@ -199,10 +247,10 @@ class Kernel(_LockedKernel):
 
     def __init__(self, engine, plan: KernelPlan):
         self.plan = plan
-        source, name = _named_source(render_kernel, plan)
+        render, name = _named(_render_kernel, plan)
         self._device = engine.device
         self._ndrange = self._launches = None
-        super().__init__(engine, source, name)
+        super().__init__(engine, render, name, ("kernel", plan, name))
 
     def ndrange(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """(global, local) sizes: work-groups of the plan's size, or fewer
@@ -257,10 +305,10 @@ class RuntimeKernel(_LockedKernel):
 
     def __init__(self, engine, plan: RuntimePlan):
         self.plan = plan
-        source, name = _named_source(render_runtime_kernel, plan)
+        render, name = _named(_render_runtime_kernel, plan)
         self._device = engine.device
         self._local = None
-        super().__init__(engine, source, name)
+        super().__init__(engine, render, name, ("runtime", plan, name))
 
     def launch(self, queue, src, dst, args, items: int, wait_for=None):
         """Enqueue the kernel on buffers src and dst with ``args`` (the
@@ -320,7 +368,8 @@ class _MaskedWrite(_LockedKernel):
     """The masked byte copy of templates/masked_write.cl.mako."""
 
     def __init__(self, engine):
-        super().__init__(engine, render_template("masked_write.cl.mako"), "masked_write")
+        super().__init__(engine, lambda: render_template("masked_write.cl.mako"),
+                         "masked_write", ("template", "masked_write.cl.mako"))
         self.local = min(256, engine.profile.max_work_group_size)
 
     def launch(self, queue, dst, first: int, image, mask, count: int, image_first: int = 0,
@@ -341,7 +390,8 @@ class _ZeroFill(_LockedKernel):
     the runtime has no fill command of its own (dpctl's memset blocks)."""
 
     def __init__(self, engine):
-        super().__init__(engine, render_template("zero_fill.cl.mako"), "zero_fill")
+        super().__init__(engine, lambda: render_template("zero_fill.cl.mako"), "zero_fill",
+                         ("template", "zero_fill.cl.mako"))
         self.local = min(256, engine.profile.max_work_group_size)
 
     def launch(self, queue, buffer, count: int, wait_for=None):

@@ -17,10 +17,9 @@ from types import SimpleNamespace
 from ..compensation import FACTOR
 from ..memory_desc import MemoryDesc
 from ..tags import LETTERS
-from .build import _kernel_key, _LockedKernel
+from .build import _kernel_key, _LockedKernel, render_template
 from .cache import kernel_cache
 from .plan_types import describe, offset_terms
-from .render import render_template
 
 #: Offsets beyond this take 64-bit arithmetic.
 _WIDE = 2**31
@@ -100,11 +99,11 @@ class CompensationKernel(_LockedKernel):
 
     def __init__(self, engine, md: MemoryDesc):
         self.count = sum(count for _, _, count in md.extra.counts(md.padded_dims))
-        source = render_compensation(md)
         # A stable name of its own, so a batch's program can hold several and
         # PoCL's disk cache still finds it in the next run.
-        name = f"compensation_{hashlib.sha1(source.encode()).hexdigest()[:10]}"
-        super().__init__(engine, render_compensation(md, name), name)
+        key = ("compensation", md.without_extra(), md.extra.masks(), md.compensation_offset)
+        name = f"compensation_{hashlib.sha1(repr(key).encode()).hexdigest()[:10]}"
+        super().__init__(engine, lambda: render_compensation(md, name), name, key)
 
     def launch(self, queue, dst, wait_for=None):
         """Enqueue the kernel on the buffer ``dst`` after ``wait_for``; returns its Event."""

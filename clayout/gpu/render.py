@@ -6,20 +6,15 @@ only turns the plan's numbers into the names and expressions it fills in.
 """
 from __future__ import annotations
 
-import pathlib
 from types import SimpleNamespace
-
-from mako.exceptions import text_error_template
-from mako.lookup import TemplateLookup
 
 from ..errors import UnimplementedError
 from ..tags import LETTERS
 from .plan_types import (KernelArg, KernelPlan, constant_offsets, conversion, describe,
                          indexed_dims, item_loops, offset_terms, padded_dims, slice_strides,
                          striped_vector_values, tile_values)
+from .templates import LOOKUP
 from .tile import crosses
-
-TEMPLATES = pathlib.Path(__file__).resolve().parents[1] / "templates"
 
 #: OpenCL storage type of each data type the kernels serve.
 STORAGE = {"f32": "float", "f64": "double", "f16": "ushort", "bf16": "ushort",
@@ -27,11 +22,8 @@ STORAGE = {"f32": "float", "f64": "double", "f16": "ushort", "bf16": "ushort",
            "s4": "uchar", "u4": "uchar", "f4_e2m1": "uchar"}
 
 
-_LOOKUP = TemplateLookup(directories=[str(TEMPLATES)], strict_undefined=True)
-
-
 def _template(name: str):
-    return _LOOKUP.get_template(name)
+    return LOOKUP.get_template(name)
 
 
 def render_template(template: str, **values) -> str:
@@ -39,6 +31,8 @@ def render_template(template: str, **values) -> str:
     try:
         return _template(template).render(**values)
     except Exception as exc:
+        from mako.exceptions import text_error_template  # pygments: only when needed
+
         shown = "\n".join(f"  {k} = {v!r}" for k, v in sorted(values.items()))
         raise RuntimeError(f"rendering {template} failed: {exc}\nwith values:\n{shown}\n"
                            f"{text_error_template().render()}") from exc

@@ -9,7 +9,6 @@ to produce them. Plain Python: no OpenCL or Level Zero import.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import re
 import shutil
@@ -153,11 +152,14 @@ _building: dict[str, threading.Lock] = {}  # one lock per key: other kernels bui
 _lock = threading.Lock()
 
 
-def compile_spirv(source: str, options=()) -> bytes:
-    """The SPIR-V module (bytes) of the OpenCL C ``source``, compiled with
-    clang options ``options`` added (e.g. -cl-fp32-correctly-rounded-divide-sqrt).
-    Built once per process for each (source, options); threads may call it
-    at once.
+def compile_spirv(source, options=(), key=None) -> bytes:
+    """The SPIR-V module (bytes) of the OpenCL C ``source`` (a str, or a
+    function that renders it), compiled with clang options ``options`` added
+    (e.g. -cl-fp32-correctly-rounded-divide-sqrt). Built once per process
+    for each (source, options), and kept across processes in the persistent
+    cache (clayout/disk_cache.py) under what the source is made from
+    (``key``: gpu/binaries.source_key) and the tools that compile it;
+    threads may call it at once.
 
     Build options that govern precision (correctly rounded division and
     sqrt) are not carried by the SPIR-V module: the runtime that builds it
@@ -166,16 +168,39 @@ def compile_spirv(source: str, options=()) -> bytes:
     Raises UnimplementedError when clang or llvm-spirv is missing (it says
     what to install), RuntimeError with the tool's log when either fails.
     """
+    from ..disk_cache import disk_cache, entry_key
+    from .binaries import source_key
+    from .build import source_function
+
+    render = source_function(source)
     options = [str(o) for o in options]
-    key = hashlib.sha1("\0".join([source, *options]).encode()).hexdigest()
-    binary = _built.get(key)  # one dict read: safe without the lock
+    tools = _tools()
+    made_from = source_key(render, key)
+    cache_key = entry_key(KIND, made_from, options, [_identity(t) for t in tools])
+    binary = _built.get(cache_key)  # one dict read: safe without the lock
     if binary is not None:
         return binary
     with _lock:
-        building = _building.setdefault(key, threading.Lock())
+        building = _building.setdefault(cache_key, threading.Lock())
     with building:
-        if key not in _built:
-            _built[key] = _compile(source, options)
+        if cache_key not in _built:
+            cache = disk_cache()
+            binary = cache.load(KIND, cache_key) if cache is not None else None
+            if binary is None:
+                binary = _compile(render(), options)
+                if cache is not None:
+                    cache.store(KIND, cache_key, binary)
+            _built[cache_key] = binary
     with _lock:
-        _building.pop(key, None)  # later calls find the module in _built
-    return _built[key]
+        _building.pop(cache_key, None)  # later calls find the module in _built
+    return _built[cache_key]
+
+
+#: The persistent cache's folder for SPIR-V modules.
+KIND = "spirv"
+
+
+def _identity(path: str) -> tuple:
+    """A tool's path, size and modification time: another build of it is another key."""
+    info = os.stat(path)
+    return (path, info.st_size, info.st_mtime_ns)
