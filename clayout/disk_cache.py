@@ -140,6 +140,10 @@ class DiskCache:
             self._usable = _private_folder(self.folder, create=True)
         return self._usable
 
+    def contains(self, kind: str, key: str) -> bool:
+        """Whether an entry is there (not yet checked: ``load`` may still reject it)."""
+        return self.usable() and os.path.isfile(self._path(kind, key))
+
     def load(self, kind: str, key: str) -> bytes | None:
         """The entry's content, or None (a miss, or an entry rejected with a warning)."""
         if not self.usable():

@@ -12,6 +12,7 @@ import dataclasses
 
 import numpy as np
 
+from . import tiers
 from .compensation import data_problem
 from .errors import KernelBuildError, UnimplementedError
 from .gpu.plan_cache import plan_cache  # plain Python: no OpenCL needed to import it
@@ -186,22 +187,51 @@ class GeneratedKernel(Implementation):
 
     def __init__(self, problem, engine):
         super().__init__(problem, engine)
-        from .gpu.build import get_kernel
+        from .gpu.build import batching, get_kernel, kernel_ready
         from .gpu.compensation import get_compensation_kernel
 
         # Weights with extra: the data kernel writes the s8 values (into the
         # descriptor without extra, scale_adjust folded into the src scale),
         # then the compensation kernel sums them (clayout/compensation.py).
         data = data_problem(problem)
-        self.plan = plan_cache.get(data, engine.profile.for_problem(data))  # once per shape
-        self.kernel = get_kernel(engine, self.plan)
+        self.plan = plan = plan_cache.get(data, engine.profile.for_problem(data))  # once per shape
+        # Tiers (clayout/tiers.py): a kernel that must compile builds in the
+        # background while the built runtime-dims kernel of the pair stands in.
+        self._kernel, self.stand_in, self._own = None, None, None
+        compiles = tiers.enabled() and problem.dst_md.extra is None and not batching() \
+            and not kernel_ready(engine, plan)
+        if compiles:
+            self.stand_in = _stand_in(problem, engine)
+        if self.stand_in is not None:
+            self._own = tiers.WORKER.submit(lambda: get_kernel(engine, plan))
+        else:
+            if compiles:  # builds beside this one: the pair's next shape runs on it
+                _prepare_runtime(problem, engine)
+            self._kernel = get_kernel(engine, plan)
         self.compensation = (get_compensation_kernel(engine, problem.dst_md)
                              if problem.dst_md.extra is not None else None)
         self.args = _attr_args(engine, self.plan.args, data.attr)
         self.scale_adjust = problem.dst_md.extra.scale_adjust \
             if problem.dst_md.extra is not None else 1.0
 
+    @property
+    def kernel(self):
+        """The problem's own kernel (gpu/build.Kernel), waiting for its
+        background build if the runtime-dims kernel still stands in."""
+        if self._kernel is None:
+            self._kernel = self._own.result()
+        return self._kernel
+
+    def _ready_kernel(self):
+        """The own kernel if built, else None (the stand-in runs): never waits."""
+        if self._kernel is None and self._own.done() and self._own.exception() is None:
+            self._kernel = self._own.result()
+        return self._kernel
+
     def execute(self, queue, src, dst, wait_for, values=None):
+        kernel = self._ready_kernel()
+        if kernel is None:
+            return self.stand_in.execute(queue, src, dst, wait_for, values)
         args = self.args
         if values:
             if self.scale_adjust != 1.0:
@@ -209,7 +239,7 @@ class GeneratedKernel(Implementation):
                 values = adjusted_values(values, self.scale_adjust, self.problem, src.md.dims)
             args, wait_for = _execute_args(self.engine, queue, args, self.plan.args, values,
                                            wait_for)
-        event = self.kernel.launch(queue, src.storage, dst.storage, args, wait_for)
+        event = kernel.launch(queue, src.storage, dst.storage, args, wait_for)
         if self.compensation is not None:  # reads the weights just written
             event = self.compensation.launch(queue, dst.storage, [event])
         return event
@@ -224,6 +254,64 @@ class GeneratedKernel(Implementation):
         from .gpu.access import format_report
         local = self.kernel.ndrange()[1][0]
         return format_report(self.plan, local)
+
+
+def _stand_in(problem, engine):
+    """A RuntimeKernel implementation that runs ``problem`` on the
+    runtime-dims kernel of its pair if that kernel is built (in this process,
+    or on the background thread now, or in the persistent cache), else None."""
+    from .gpu.build import built_kernel
+    from .gpu.runtime_plan import runtime_values
+
+    found = _runtime_plan(problem, engine)
+    if found is None:
+        return None
+    pattern, plan = found
+    if built_kernel(engine, plan) is None and not engine.backend.has_program(
+            ("runtime", plan, plan.name)):  # else loaded below, in milliseconds
+        building = tiers.WORKER.running(_runtime_key(engine, plan))
+        if building is None:
+            return None
+        try:  # started before any build this shape could start: done sooner
+            building.result()
+        except Exception:  # noqa: BLE001 - it does not build: this shape builds its own
+            return None
+    if runtime_values(plan, problem.src_md, problem.dst_md)[2]:
+        return None  # 64-bit offsets: another runtime-dims kernel, not built
+    try:
+        return RuntimeKernel(pattern, engine)  # finds its kernel built, or loads it
+    except KernelBuildError:
+        return None
+
+
+def _prepare_runtime(problem, engine) -> None:
+    """Queue the runtime-dims kernel of ``problem``'s pair on the background
+    thread, unless built: the next new shape of the pair runs on it at once."""
+    from .gpu.build import built_kernel, get_runtime_kernel
+
+    found = _runtime_plan(problem, engine)
+    if found is not None and built_kernel(engine, found[1]) is None:
+        plan = found[1]
+        tiers.WORKER.submit_once(_runtime_key(engine, plan),
+                                 lambda: get_runtime_kernel(engine, plan))
+
+
+def _runtime_key(engine, plan):
+    return (engine.backend.kernel_scope, engine.backend.device_key, plan)
+
+
+def _runtime_plan(problem, engine):
+    """(runtime pattern, its RuntimePlan) for ``problem``, or None when no
+    runtime-dims kernel serves it."""
+    from .gpu.runtime_plan import plan_runtime_kernel
+
+    pattern = tiers.runtime_pattern(problem)
+    if pattern is None or RuntimeKernel.decline(pattern, engine) is not None:
+        return None
+    try:
+        return pattern, plan_runtime_kernel(pattern, engine.profile.for_problem(pattern))
+    except UnimplementedError:
+        return None
 
 
 def _attr_args(engine, args, attr) -> list:

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import __version__
 from .attr import Attr, Scales, ZeroPoints
+from .disk_cache import disk_cache
 from .engine import Engine, opencl_devices
 from .memory_desc import MemoryDesc
 from .primitives import Reorder, Shuffle
@@ -23,7 +24,8 @@ from .primitives import Reorder, Shuffle
 #: The environment variables that change what clayout picks or does.
 ENVIRONMENT = ("PYOPENCL_CTX", "OCL_ICD_VENDORS", "CLAYOUT_STRATEGY", "CLAYOUT_TUNING",
                "CLAYOUT_VERBOSE", "CLAYOUT_CONVERT_ON_DEVICE_BYTES", "CLAYOUT_DUMP_KERNELS",
-               "CLAYOUT_SYCL_PROGRAM", "CLAYOUT_CLANG", "CLAYOUT_LLVM_SPIRV")
+               "CLAYOUT_SYCL_PROGRAM", "CLAYOUT_CLANG", "CLAYOUT_LLVM_SPIRV", "CLAYOUT_CACHE",
+               "CLAYOUT_CACHE_BYTES", "CLAYOUT_TIERS")
 
 
 def _problems() -> list[tuple[str, Callable[[Engine], object]]]:
@@ -158,6 +160,10 @@ def report() -> str:
              f"NumPy {np.__version__}"]
     set_vars = [f"{name}={os.environ[name]!r}" for name in ENVIRONMENT if name in os.environ]
     lines.append("environment: " + (", ".join(set_vars) or "none of " + ", ".join(ENVIRONMENT)))
+    cache = disk_cache()
+    lines.append("persistent cache: " + (cache.describe() if cache is not None else
+                                         "off (CLAYOUT_CACHE=off)") +
+                 "; python -m clayout cache clear empties it")
 
     devices = opencl_devices()
     engines: list[tuple[str, Engine]] = []

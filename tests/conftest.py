@@ -44,6 +44,11 @@ if "CLAYOUT_CACHE" not in os.environ:
     os.environ["CLAYOUT_CACHE"] = tempfile.mkdtemp(prefix="clayout-test-cache-")
     atexit.register(shutil.rmtree, os.environ["CLAYOUT_CACHE"], ignore_errors=True)
 
+# Tiers (clayout/tiers.py) build kernels on a background thread: each test's
+# primitives build their own kernels instead, so a run does each build once
+# and its timing is its own; tests/test_tiers.py turns them on.
+os.environ.setdefault("CLAYOUT_TIERS", "off")
+
 import clayout as cly  # noqa: E402 - after OCL_ICD_VENDORS
 from clayout.engine import opencl_devices  # noqa: E402
 

@@ -292,6 +292,15 @@ class OpenCLBackend:
 
     build_errors = (cl.Error,)
 
+    def has_program(self, key) -> bool:
+        """Whether the persistent cache holds the program made from ``key``
+        (as ``build`` looks it up): it would load, not compile."""
+        from ..gpu.binaries import has_program
+        from ..gpu.build import build_options
+
+        return has_program(self.engine.context, self.engine.device, key,
+                           build_options(self.engine.device))
+
     @staticmethod
     def work_group_limit(kernel, device) -> int:
         return kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, device)

@@ -376,6 +376,12 @@ class SyclBackend:
     build_errors = (RuntimeError,)
 
     @staticmethod
+    def has_program(key) -> bool:
+        """False: dpctl builds every program (no binaries to load), even
+        from a cached SPIR-V module."""
+        return False
+
+    @staticmethod
     def work_group_limit(kernel, device) -> int:
         return kernel.work_group_size
 

@@ -38,6 +38,19 @@ def program_key(device, made_from: tuple, options: list[str]) -> str:
                      device.driver_version, device.version, made_from, tuple(options))
 
 
+def has_program(context, device, key, options: list[str]) -> bool:
+    """Whether the cache holds the program made from ``key`` (a stable key:
+    nothing is rendered) for ``device``: a file there, not yet checked."""
+    cache = disk_cache()
+    if cache is None or key is None or len(context.devices) != 1:
+        return False
+    try:
+        made_from = ("rendered", code_digest(), stable_text(key))
+    except TypeError:
+        return False
+    return cache.contains(KIND, program_key(device, made_from, options))
+
+
 def load_program(context, device, made_from: tuple, options: list[str]):
     """The built pyopencl Program from the cached binary, or None (no cache,
     a miss, a context of several devices, or a binary the driver refuses)."""

@@ -333,6 +333,25 @@ def get_runtime_kernel(engine, plan: RuntimePlan) -> RuntimeKernel:
                                    lambda: _or_failure(lambda: RuntimeKernel(engine, plan))))
 
 
+def batching() -> bool:
+    """Whether a batch_builds() block is open in this thread."""
+    return getattr(_batch, "pending", None) is not None
+
+
+def built_kernel(engine, plan):
+    """The kernel of ``plan`` (a KernelPlan or RuntimePlan) if this process
+    has built it on ``engine`` already, else None: never builds."""
+    kernel = kernel_cache.peek(engine.backend.kernel_scope, _kernel_key(engine, plan))
+    return None if isinstance(kernel, KernelBuildError) else kernel
+
+
+def kernel_ready(engine, plan: KernelPlan) -> bool:
+    """Whether ``plan``'s kernel comes without compiling: built in this
+    process, or its program in the persistent cache."""
+    return built_kernel(engine, plan) is not None or \
+        engine.backend.has_program(("kernel", plan, plan.name))
+
+
 def _kernel_key(engine, key):
     # Per device too: a kernel's NDRange and build options are the device's.
     return (engine.backend.device_key, key)

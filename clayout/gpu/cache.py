@@ -41,6 +41,12 @@ class KernelCache:
                     self.builds += 1
             return slot.kernel
 
+    def peek(self, context, key):
+        """The kernel for ``key`` on ``context`` if built already, else None (never builds)."""
+        kernels = self._by_context.get(context)
+        slot = kernels.get(key) if kernels is not None else None
+        return slot.kernel if slot is not None else None
+
     def clear(self):
         """Forget every kernel (they are rebuilt on next use)."""
         with self._lock:

@@ -1,0 +1,214 @@
+"""Tiers (clayout/tiers.py): a new shape runs at once on the built
+runtime-dims kernel of its layout pair while its own kernel builds in the
+background; both write the same bytes. And the ahead-of-time builds
+(clayout/ahead.py) and what ``import clayout`` loads."""
+import os
+import subprocess
+import sys
+import textwrap
+from concurrent.futures import Future
+
+import numpy as np
+import pytest
+
+import clayout as cly
+from clayout import implementations, tiers
+from clayout.gpu import build
+
+SHAPES = [(2, 20, 3, 5), (3, 33, 4, 1)]  # channels not a multiple of the blocks: padding
+
+
+def _cases():
+    """(name, src_md, dst_md, attr, values dtype) of problems with a runtime-dims kernel."""
+    def md(dims, dt, tag):
+        return cly.MemoryDesc(dims, dt, tag=tag)
+
+    for dims in SHAPES:
+        c = dims[1]
+        yield "f32 nchw->nChw16c", md(dims, "f32", "nchw"), md(dims, "f32", "nChw16c"), None
+        yield "f32 nChw8c->nhwc", md(dims, "f32", "nChw8c"), md(dims, "f32", "nhwc"), None
+        yield "f32->s8 per channel", md(dims, "f32", "nchw"), md(dims, "s8", "nChw16c"), \
+            cly.Attr(src_scales=cly.Scales(np.linspace(0.5, 3, c), mask=0b10))
+        yield "f32->bf16 nhwc", md(dims, "f32", "nchw"), md(dims, "bf16", "nhwc"), None
+        yield "u8->f32 zero point", md(dims, "u8", "nhwc"), md(dims, "f32", "nchw"), \
+            cly.Attr(src_zero_point=cly.ZeroPoints([7]), src_scales=cly.Scales([0.25]))
+
+
+CASES = list(_cases())
+
+
+def _source(md):
+    rng = np.random.default_rng(sum(md.dims))
+    raw = rng.integers(0, 256, md.size, dtype=np.uint8)
+    if md.data_type == "f32":  # finite values: NaN payloads are not the point here
+        raw = rng.uniform(-100, 100, md.size // 4).astype(np.float32).view(np.uint8)
+    return raw
+
+
+
+
+@pytest.fixture
+def tiered(monkeypatch, tmp_path):
+    """Tiers on, an empty persistent cache and kernel cache: nothing is built."""
+    monkeypatch.setenv("CLAYOUT_TIERS", "on")
+    monkeypatch.setenv("CLAYOUT_CACHE", str(tmp_path / "cache"))
+    cly.kernel_cache.clear()
+    yield
+    cly.kernel_cache.clear()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{'x'.join(map(str, c[1].dims))}"
+                                             for c in CASES])
+def test_both_tiers_write_the_same_bytes(cl_engine, tiered, monkeypatch, case):
+    """The runtime-dims kernel standing in and the problem's own kernel
+    write identical bytes, padding included; the own kernel takes over once
+    its build is done."""
+    name, src_md, dst_md, attr = case
+    problem = cly.Reorder(src_md, dst_md, engine=cl_engine, attr=attr)._implementation.problem
+    pattern, plan = implementations._runtime_plan(problem, cl_engine)
+    build.get_runtime_kernel(cl_engine, plan)  # the pair's runtime kernel is built
+    cly.kernel_cache.clear()
+    build.get_runtime_kernel(cl_engine, plan)
+    pending = Future()  # the own kernel's build, held until the test lets it finish
+    monkeypatch.setattr(build, "kernel_ready", lambda engine, plan: False)
+    monkeypatch.setattr(tiers.WORKER, "submit", lambda work: pending)
+
+    r = cly.Reorder(src_md, dst_md, engine=cl_engine, attr=attr)
+    impl = r._implementation
+    assert impl.stand_in is not None and impl._kernel is None, "no tier stood in"
+    raw = _source(src_md)
+    src = cly.Memory(src_md, cl_engine, raw=raw)
+    first = cly.Memory(dst_md, cl_engine)
+    r.execute(cly.Stream(cl_engine), src, first).wait()
+    assert impl._kernel is None  # still the stand-in
+
+    pending.set_result(build.get_kernel(cl_engine, impl.plan))
+    second = cly.Memory(dst_md, cl_engine)
+    r.execute(cly.Stream(cl_engine), src, second).wait()
+    assert impl._kernel is not None  # the own kernel ran
+    assert np.array_equal(first.to_numpy().view(np.uint8), second.to_numpy().view(np.uint8))
+
+    own = cly.Reorder(src_md, dst_md, engine=cl_engine, attr=attr)  # tiers aside
+    third = cly.Memory(dst_md, cl_engine)
+    own.execute(cly.Stream(cl_engine), src, third).wait()
+    assert np.array_equal(first.to_numpy().view(np.uint8), third.to_numpy().view(np.uint8))
+
+
+def test_a_second_shape_runs_on_the_runtime_kernel_built_beside_the_first(
+        cl_engine, tiered, monkeypatch):
+    """The first shape of a pair builds its own kernel and, on the
+    background thread, the pair's runtime-dims kernel; the second shape
+    compiles nothing before its first result, and its own kernel follows."""
+    first_md = cly.MemoryDesc((2, 32, 5, 5), "f32", tag="nchw")
+    first = cly.Reorder(first_md, cly.MemoryDesc(first_md.dims, "f32", tag="nChw16c"),
+                        engine=cl_engine)
+    assert first._implementation.stand_in is None
+    problem = first._implementation.problem
+    _, plan = implementations._runtime_plan(problem, cl_engine)
+    build.get_runtime_kernel(cl_engine, plan)  # waits for the background build, if running
+
+    compiled = []
+    real = build.compile_program
+    monkeypatch.setattr(build, "compile_program",
+                        lambda *a: compiled.append(a) or real(*a))
+    src_md = cly.MemoryDesc((3, 48, 7, 7), "f32", tag="nchw")
+    dst_md = cly.MemoryDesc(src_md.dims, "f32", tag="nChw16c")
+    second = cly.Reorder(src_md, dst_md, engine=cl_engine)
+    impl = second._implementation
+    x = np.random.default_rng(1).standard_normal(src_md.dims).astype(np.float32)
+    src = cly.Memory.from_numpy(src_md, cl_engine, x)
+    dst = cly.Memory(dst_md, cl_engine)
+    second.execute(cly.Stream(cl_engine), src, dst).wait()
+    if cl_engine.kind == "opencl":  # a SYCL engine builds through dpctl, not compile_program
+        assert compiled == [] or impl.stand_in is not None
+    assert impl.stand_in is not None, "the second shape waited for its own kernel"
+    assert np.array_equal(dst.to_numpy(), x)
+    impl.kernel  # noqa: B018 - waits for the own kernel's background build
+    again = cly.Memory(dst_md, cl_engine)
+    second.execute(cly.Stream(cl_engine), src, again).wait()
+    assert impl._ready_kernel() is not None and np.array_equal(again.to_numpy(), x)
+
+
+def test_tiers_off_builds_every_own_kernel_first(cl_engine, tiered, monkeypatch):
+    monkeypatch.setenv("CLAYOUT_TIERS", "off")
+    md = cly.MemoryDesc((2, 24, 3, 3), "f32", tag="nchw")
+    dst = cly.MemoryDesc(md.dims, "f32", tag="nChw8c")
+    pattern, plan = implementations._runtime_plan(
+        cly.Reorder(md, dst, engine=cl_engine)._implementation.problem, cl_engine)
+    build.get_runtime_kernel(cl_engine, plan)
+    other = cly.MemoryDesc((3, 40, 3, 3), "f32", tag="nchw")
+    r = cly.Reorder(other, cly.MemoryDesc(other.dims, "f32", tag="nChw8c"), engine=cl_engine)
+    assert r._implementation.stand_in is None and r._implementation._kernel is not None
+
+
+def test_runtime_pattern_only_for_dense_tags():
+    def problem(src, dst):
+        return cly.Reorder(src, dst, engine=cly.Engine("host"))._implementation.problem
+
+    dense = cly.MemoryDesc((2, 3, 4), "f32", tag="abc")
+    pattern = tiers.runtime_pattern(problem(dense, cly.MemoryDesc((2, 3, 4), "f32", tag="acb")))
+    assert pattern is not None and pattern.src_md.is_runtime and pattern.dst_md.is_runtime
+    strided = cly.MemoryDesc((2, 3, 4), "f32", strides=(100, 20, 1))  # no tag names it
+    assert tiers.runtime_pattern(problem(strided, dense)) is None
+    window = cly.MemoryDesc((4, 3, 4), "f32", tag="abc").submemory((2, 3, 4), (1, 0, 0))
+    assert tiers.runtime_pattern(problem(window, dense)) is None
+
+
+def test_build_makes_every_primitive_with_its_own_kernel(cl_engine, tiered, monkeypatch):
+    shapes = [(16, 3, 3, 3), (32, 16, 1, 1), (48, 32, 3, 3)]
+    items = [(cly.MemoryDesc(s, "f32", tag="oihw"), cly.MemoryDesc(s, "f32", tag="OIhw16i16o"))
+             for s in shapes]
+    items.append(lambda engine: cly.Shuffle(cly.MemoryDesc((2, 12, 3, 3), "f32", tag="nchw"),
+                                            axis=1, group_size=3, engine=engine))
+    made = cly.build(items, cl_engine, workers=2)
+    assert [type(p).__name__ for p in made] == ["Reorder"] * 3 + ["Shuffle"]
+    for p, s in zip(made, shapes):
+        assert p.src_md.dims == s and p._implementation._kernel is not None
+    assert cly.build([made[0]], cl_engine) == [made[0]]
+    with pytest.raises(cly.InvalidArgumentError, match="build item 1"):
+        cly.build([items[0], "oihw"], cl_engine)
+
+
+def _fresh(script, **env):
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True,
+                          text=True, timeout=300, env=dict(os.environ, **env))
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_the_build_command_fills_the_cache_the_next_process_loads(cl_engine, tmp_path):
+    if cl_engine.kind != "opencl":
+        pytest.skip("program binaries are kept for OpenCL engines (dpctl builds every program)")
+    batch = tmp_path / "weights.txt"
+    batch.write_text("--reorder --sdt=f32 --ddt=f32 --stag=oihw --dtag=OIhw16i16o\n"
+                     "64x3x7x7 64x64x1x1 256x64x1x1\n")
+    env = {"CLAYOUT_CACHE": str(tmp_path / "cache"), "CLAYOUT_VERBOSE": "1",
+           "CLAYOUT_TIERS": "on"}
+    done = subprocess.run([sys.executable, "-m", "clayout", "build", str(batch)],
+                          capture_output=True, text=True, timeout=300, env=dict(os.environ, **env))
+    assert done.returncode == 0, done.stderr
+    assert "3 primitives (3 with a kernel)" in done.stdout
+    assert ",kernel,build," in done.stderr
+    later = _fresh("""
+        import clayout as cly, sys
+        for o, i, k in [(64, 3, 7), (64, 64, 1), (256, 64, 1)]:
+            md = cly.MemoryDesc((o, i, k, k), "f32", tag="oihw")
+            cly.Reorder(md, cly.MemoryDesc(md.dims, "f32", tag="OIhw16i16o"))
+        print(sorted(m for m in sys.modules if m.startswith("mako")))
+    """, **env)
+    assert ",kernel,build," not in later.stderr and ",kernel,load," in later.stderr
+    assert later.stdout.strip() == "[]", "a warm process rendered a template"
+    bad = subprocess.run([sys.executable, "-m", "clayout", "build", str(tmp_path / "none")],
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "no file" in bad.stderr
+
+
+def test_import_clayout_loads_no_engine_compiler_or_tool():
+    done = _fresh("""
+        import sys, clayout
+        md = clayout.MemoryDesc((2, 3), "f32", tag="ab")
+        heavy = ("pyopencl", "mako", "dpctl", "clayout.benchdnn", "clayout.tune",
+                 "clayout.explain", "clayout.backends.sycl", "clayout.gpu.render")
+        print(sorted(m for m in sys.modules if m.startswith(heavy)))
+    """)
+    assert done.stdout.strip() == "[]"
