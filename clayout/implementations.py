@@ -201,12 +201,12 @@ class GeneratedKernel(Implementation):
         compiles = tiers.enabled() and problem.dst_md.extra is None and not batching() \
             and not kernel_ready(engine, plan)
         if compiles:
-            self.stand_in = _stand_in(problem, engine)
+            self.stand_in = tiers.stand_in(problem, engine, RuntimeKernel)
         if self.stand_in is not None:
             self._own = tiers.WORKER.submit(lambda: get_kernel(engine, plan))
         else:
             if compiles:  # builds beside this one: the pair's next shape runs on it
-                _prepare_runtime(problem, engine)
+                tiers.prepare_runtime(problem, engine, RuntimeKernel)
             self._kernel = get_kernel(engine, plan)
         self.compensation = (get_compensation_kernel(engine, problem.dst_md)
                              if problem.dst_md.extra is not None else None)
@@ -254,64 +254,6 @@ class GeneratedKernel(Implementation):
         from .gpu.access import format_report
         local = self.kernel.ndrange()[1][0]
         return format_report(self.plan, local)
-
-
-def _stand_in(problem, engine):
-    """A RuntimeKernel implementation that runs ``problem`` on the
-    runtime-dims kernel of its pair if that kernel is built (in this process,
-    or on the background thread now, or in the persistent cache), else None."""
-    from .gpu.build import built_kernel
-    from .gpu.runtime_plan import runtime_values
-
-    found = _runtime_plan(problem, engine)
-    if found is None:
-        return None
-    pattern, plan = found
-    if built_kernel(engine, plan) is None and not engine.backend.has_program(
-            ("runtime", plan, plan.name)):  # else loaded below, in milliseconds
-        building = tiers.WORKER.running(_runtime_key(engine, plan))
-        if building is None:
-            return None
-        try:  # started before any build this shape could start: done sooner
-            building.result()
-        except Exception:  # noqa: BLE001 - it does not build: this shape builds its own
-            return None
-    if runtime_values(plan, problem.src_md, problem.dst_md)[2]:
-        return None  # 64-bit offsets: another runtime-dims kernel, not built
-    try:
-        return RuntimeKernel(pattern, engine)  # finds its kernel built, or loads it
-    except KernelBuildError:
-        return None
-
-
-def _prepare_runtime(problem, engine) -> None:
-    """Queue the runtime-dims kernel of ``problem``'s pair on the background
-    thread, unless built: the next new shape of the pair runs on it at once."""
-    from .gpu.build import built_kernel, get_runtime_kernel
-
-    found = _runtime_plan(problem, engine)
-    if found is not None and built_kernel(engine, found[1]) is None:
-        plan = found[1]
-        tiers.WORKER.submit_once(_runtime_key(engine, plan),
-                                 lambda: get_runtime_kernel(engine, plan))
-
-
-def _runtime_key(engine, plan):
-    return (engine.backend.kernel_scope, engine.backend.device_key, plan)
-
-
-def _runtime_plan(problem, engine):
-    """(runtime pattern, its RuntimePlan) for ``problem``, or None when no
-    runtime-dims kernel serves it."""
-    from .gpu.runtime_plan import plan_runtime_kernel
-
-    pattern = tiers.runtime_pattern(problem)
-    if pattern is None or RuntimeKernel.decline(pattern, engine) is not None:
-        return None
-    try:
-        return pattern, plan_runtime_kernel(pattern, engine.profile.for_problem(pattern))
-    except UnimplementedError:
-        return None
 
 
 def _attr_args(engine, args, attr) -> list:

@@ -23,7 +23,7 @@ import threading
 from concurrent.futures import Future
 
 from .backends.exit_guard import EXIT
-from .errors import Error
+from .errors import Error, KernelBuildError, UnimplementedError
 from .memory_desc import RUNTIME_DIM, MemoryDesc
 from .problem import Problem
 
@@ -133,3 +133,62 @@ class _Worker:
 
 
 WORKER = _Worker()
+
+
+def stand_in(problem: Problem, engine, runtime_kernel):
+    """A RuntimeKernel implementation that runs ``problem`` on the
+    runtime-dims kernel of its pair if that kernel is built (in this process,
+    or on the background thread now, or in the persistent cache), else None.
+    ``runtime_kernel``: implementations.RuntimeKernel (that module imports this one)."""
+    from .gpu.build import built_kernel
+    from .gpu.runtime_plan import runtime_values
+
+    found = runtime_plan(problem, engine, runtime_kernel)
+    if found is None:
+        return None
+    pattern, plan = found
+    if built_kernel(engine, plan) is None and not engine.backend.has_program(
+            ("runtime", plan, plan.name)):  # else loaded below, in milliseconds
+        building = WORKER.running(_runtime_key(engine, plan))
+        if building is None:
+            return None
+        try:  # started before any build this shape could start: done sooner
+            building.result()
+        except Exception:  # noqa: BLE001 - it does not build: this shape builds its own
+            return None
+    if runtime_values(plan, problem.src_md, problem.dst_md)[2]:
+        return None  # 64-bit offsets: another runtime-dims kernel, not built
+    try:
+        return runtime_kernel(pattern, engine)  # finds its kernel built, or loads it
+    except KernelBuildError:
+        return None
+
+
+def prepare_runtime(problem: Problem, engine, runtime_kernel) -> None:
+    """Queue the runtime-dims kernel of ``problem``'s pair on the background
+    thread, unless built: the next new shape of the pair runs on it at once."""
+    from .gpu.build import built_kernel, get_runtime_kernel
+
+    found = runtime_plan(problem, engine, runtime_kernel)
+    if found is not None and built_kernel(engine, found[1]) is None:
+        plan = found[1]
+        WORKER.submit_once(_runtime_key(engine, plan),
+                                 lambda: get_runtime_kernel(engine, plan))
+
+
+def _runtime_key(engine, plan):
+    return (engine.backend.kernel_scope, engine.backend.device_key, plan)
+
+
+def runtime_plan(problem: Problem, engine, runtime_kernel):
+    """(runtime pattern, its RuntimePlan) for ``problem``, or None when no
+    runtime-dims kernel serves it."""
+    from .gpu.runtime_plan import plan_runtime_kernel
+
+    pattern = runtime_pattern(problem)
+    if pattern is None or runtime_kernel.decline(pattern, engine) is not None:
+        return None
+    try:
+        return pattern, plan_runtime_kernel(pattern, engine.profile.for_problem(pattern))
+    except UnimplementedError:
+        return None

@@ -23,7 +23,7 @@ LAYERS = (
                               "gpu.cache", "gpu.binaries", "gpu.events", "gpu.spirv", "gpu.host_fallback",
                               "gpu.compensation")),
     ("primitives", ("primitives", "arguments", "implementations", "cross_engine",
-                    "execute_values")),
+                    "execute_values", "tiers", "ahead")),
     ("tools", ("", "__main__", "info", "tune", "explain", "benchdnn", "benchdnn.*")),
 )
 MAX_LINES = 500

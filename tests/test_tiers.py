@@ -65,7 +65,7 @@ def test_both_tiers_write_the_same_bytes(cl_engine, tiered, monkeypatch, case):
     its build is done."""
     name, src_md, dst_md, attr = case
     problem = cly.Reorder(src_md, dst_md, engine=cl_engine, attr=attr)._implementation.problem
-    pattern, plan = implementations._runtime_plan(problem, cl_engine)
+    pattern, plan = tiers.runtime_plan(problem, cl_engine, implementations.RuntimeKernel)
     build.get_runtime_kernel(cl_engine, plan)  # the pair's runtime kernel is built
     cly.kernel_cache.clear()
     build.get_runtime_kernel(cl_engine, plan)
@@ -104,7 +104,7 @@ def test_a_second_shape_runs_on_the_runtime_kernel_built_beside_the_first(
                         engine=cl_engine)
     assert first._implementation.stand_in is None
     problem = first._implementation.problem
-    _, plan = implementations._runtime_plan(problem, cl_engine)
+    _, plan = tiers.runtime_plan(problem, cl_engine, implementations.RuntimeKernel)
     build.get_runtime_kernel(cl_engine, plan)  # waits for the background build, if running
 
     compiled = []
@@ -133,8 +133,8 @@ def test_tiers_off_builds_every_own_kernel_first(cl_engine, tiered, monkeypatch)
     monkeypatch.setenv("CLAYOUT_TIERS", "off")
     md = cly.MemoryDesc((2, 24, 3, 3), "f32", tag="nchw")
     dst = cly.MemoryDesc(md.dims, "f32", tag="nChw8c")
-    pattern, plan = implementations._runtime_plan(
-        cly.Reorder(md, dst, engine=cl_engine)._implementation.problem, cl_engine)
+    pattern, plan = tiers.runtime_plan(cly.Reorder(md, dst, engine=cl_engine)._implementation
+                                       .problem, cl_engine, implementations.RuntimeKernel)
     build.get_runtime_kernel(cl_engine, plan)
     other = cly.MemoryDesc((3, 40, 3, 3), "f32", tag="nchw")
     r = cly.Reorder(other, cly.MemoryDesc(other.dims, "f32", tag="nChw8c"), engine=cl_engine)
