@@ -104,6 +104,9 @@ def engines(intel):
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(build, "compile_program", compile_program)
+        # Both engines are on one device: with the persistent cache, the
+        # second would load the first one's binary instead of building.
+        patch.setenv("CLAYOUT_CACHE", "off")
         yield source, il
 
 
