@@ -131,6 +131,7 @@ bench: opencl $(VENV)/bench-installed
 	$(PY) benchmarks/bench_runtime_dims.py
 	$(PY) benchmarks/bench_cross_engine.py
 	$(PY) benchmarks/bench_overhead.py
+	$(PY) benchmarks/bench_startup.py
 	$(PY) benchmarks/plot.py $(RESULTS)/*.json -o benchmarks/ratio_to_copy.png
 
 # The SYCL engine against the OpenCL engine, the same kernels on Intel's
