@@ -196,17 +196,15 @@ class GeneratedKernel(Implementation):
         data = data_problem(problem)
         self.plan = plan = plan_cache.get(data, engine.profile.for_problem(data))  # once per shape
         # Tiers (clayout/tiers.py): a kernel that must compile builds in the
-        # background while the built runtime-dims kernel of the pair stands in.
+        # background while the runtime-dims kernel of the pair (built once
+        # per pair) stands in.
         self._kernel, self.stand_in, self._own = None, None, None
-        compiles = tiers.enabled() and problem.dst_md.extra is None and not batching() \
-            and not kernel_ready(engine, plan)
-        if compiles:
+        if tiers.enabled() and problem.dst_md.extra is None and not batching() \
+                and not kernel_ready(engine, plan):
             self.stand_in = tiers.stand_in(problem, engine, RuntimeKernel)
         if self.stand_in is not None:
             self._own = tiers.WORKER.submit(lambda: get_kernel(engine, plan))
         else:
-            if compiles:  # builds beside this one: the pair's next shape runs on it
-                tiers.prepare_runtime(problem, engine, RuntimeKernel)
             self._kernel = get_kernel(engine, plan)
         self.compensation = (get_compensation_kernel(engine, problem.dst_md)
                              if problem.dst_md.extra is not None else None)

@@ -1,15 +1,15 @@
 """Tiers: a new shape runs at once on a kernel already built, while its own
 kernel builds in the background, as JIT compilers do.
 
-A generated kernel is specialised to one shape: a second shape of the same
-layout and type pair would wait 0.1-0.6 s for its own build. The runtime-dims
+A generated kernel is specialised to one shape: each new shape of a layout
+and type pair would wait 0.1-0.6 s for its own build. The runtime-dims
 kernel of the pair (gpu/runtime_plan.py) serves every shape, a little
 slower. So when a primitive's own kernel is neither built nor in the
-persistent cache but the pair's runtime-dims kernel is built, the primitive
-runs on it (the first tier) and its own kernel builds on a background thread,
-taking over for the executions after it is ready (the second tier). The
-first primitive of a pair, which builds its own kernel, queues the pair's
-runtime-dims kernel for the shapes after it. Both tiers write the same bytes.
+persistent cache, the primitive runs on the pair's runtime-dims kernel (the
+first tier: built by the pair's first shape, or loaded from the cache) and
+its own kernel builds on a background thread, taking over for the
+executions after it is ready (the second tier). Both tiers write the same
+bytes.
 
 ``CLAYOUT_TIERS=off`` turns this off (benchmarks of one tier, debugging):
 every primitive then builds its own kernel before it returns.
@@ -79,31 +79,6 @@ class _Worker:
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._thread = None
         self._lock = threading.Lock()
-        self._once: dict = {}  # key -> Future of submit_once
-
-    def submit_once(self, key, build) -> Future:
-        """``submit(build)``, unless a build under ``key`` was submitted
-        already: then that one's Future."""
-        with self._lock:
-            future = self._once.get(key)
-        if future is None:
-            future = self.submit(build)
-            with self._lock:
-                future = self._once.setdefault(key, future)
-            # Forgotten once done (the key may hold a context: not kept alive).
-            future.add_done_callback(lambda f: self._forget(key, f))
-        return future
-
-    def _forget(self, key, future):
-        with self._lock:
-            if self._once.get(key) is future:
-                del self._once[key]
-
-    def running(self, key) -> Future | None:
-        """The Future of the build submitted under ``key`` while it runs, else None."""
-        with self._lock:
-            future = self._once.get(key)
-        return future if future is not None and future.running() else None
 
     def submit(self, build) -> Future:
         """A Future of ``build()``, run on the worker thread."""
@@ -137,47 +112,23 @@ WORKER = _Worker()
 
 def stand_in(problem: Problem, engine, runtime_kernel):
     """A RuntimeKernel implementation that runs ``problem`` on the
-    runtime-dims kernel of its pair if that kernel is built (in this process,
-    or on the background thread now, or in the persistent cache), else None.
-    ``runtime_kernel``: implementations.RuntimeKernel (that module imports this one)."""
-    from .gpu.build import built_kernel
+    runtime-dims kernel of its pair: found built, loaded from the persistent
+    cache, or built now (the pair's first shape: the shapes after it run at
+    once). None when no runtime-dims kernel serves the problem, or it does
+    not build. ``runtime_kernel``: implementations.RuntimeKernel (that
+    module imports this one)."""
     from .gpu.runtime_plan import runtime_values
 
     found = runtime_plan(problem, engine, runtime_kernel)
     if found is None:
         return None
     pattern, plan = found
-    if built_kernel(engine, plan) is None and not engine.backend.has_program(
-            ("runtime", plan, plan.name)):  # else loaded below, in milliseconds
-        building = WORKER.running(_runtime_key(engine, plan))
-        if building is None:
-            return None
-        try:  # started before any build this shape could start: done sooner
-            building.result()
-        except Exception:  # noqa: BLE001 - it does not build: this shape builds its own
-            return None
     if runtime_values(plan, problem.src_md, problem.dst_md)[2]:
-        return None  # 64-bit offsets: another runtime-dims kernel, not built
+        return None  # 64-bit offsets: a second runtime-dims kernel, no gain over its own
     try:
-        return runtime_kernel(pattern, engine)  # finds its kernel built, or loads it
+        return runtime_kernel(pattern, engine)
     except KernelBuildError:
         return None
-
-
-def prepare_runtime(problem: Problem, engine, runtime_kernel) -> None:
-    """Queue the runtime-dims kernel of ``problem``'s pair on the background
-    thread, unless built: the next new shape of the pair runs on it at once."""
-    from .gpu.build import built_kernel, get_runtime_kernel
-
-    found = runtime_plan(problem, engine, runtime_kernel)
-    if found is not None and built_kernel(engine, found[1]) is None:
-        plan = found[1]
-        WORKER.submit_once(_runtime_key(engine, plan),
-                                 lambda: get_runtime_kernel(engine, plan))
-
-
-def _runtime_key(engine, plan):
-    return (engine.backend.kernel_scope, engine.backend.device_key, plan)
 
 
 def runtime_plan(problem: Problem, engine, runtime_kernel):

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from concurrent.futures import Future
 
 import numpy as np
@@ -57,6 +58,11 @@ def tiered(monkeypatch, tmp_path):
     cly.kernel_cache.clear()
 
 
+def _problem(src_md, dst_md, attr=None):
+    """The Problem a Reorder sees (made on the host engine: nothing built)."""
+    return cly.Reorder(src_md, dst_md, engine=cly.Engine("host"), attr=attr)._implementation.problem
+
+
 @pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{'x'.join(map(str, c[1].dims))}"
                                              for c in CASES])
 def test_both_tiers_write_the_same_bytes(cl_engine, tiered, monkeypatch, case):
@@ -64,13 +70,7 @@ def test_both_tiers_write_the_same_bytes(cl_engine, tiered, monkeypatch, case):
     write identical bytes, padding included; the own kernel takes over once
     its build is done."""
     name, src_md, dst_md, attr = case
-    problem = cly.Reorder(src_md, dst_md, engine=cl_engine, attr=attr)._implementation.problem
-    pattern, plan = tiers.runtime_plan(problem, cl_engine, implementations.RuntimeKernel)
-    build.get_runtime_kernel(cl_engine, plan)  # the pair's runtime kernel is built
-    cly.kernel_cache.clear()
-    build.get_runtime_kernel(cl_engine, plan)
     pending = Future()  # the own kernel's build, held until the test lets it finish
-    monkeypatch.setattr(build, "kernel_ready", lambda engine, plan: False)
     monkeypatch.setattr(tiers.WORKER, "submit", lambda work: pending)
 
     r = cly.Reorder(src_md, dst_md, engine=cl_engine, attr=attr)
@@ -88,63 +88,66 @@ def test_both_tiers_write_the_same_bytes(cl_engine, tiered, monkeypatch, case):
     assert impl._kernel is not None  # the own kernel ran
     assert np.array_equal(first.to_numpy().view(np.uint8), second.to_numpy().view(np.uint8))
 
-    own = cly.Reorder(src_md, dst_md, engine=cl_engine, attr=attr)  # tiers aside
+    monkeypatch.setenv("CLAYOUT_TIERS", "off")
+    own = cly.Reorder(src_md, dst_md, engine=cl_engine, attr=attr)
+    assert own._implementation.stand_in is None
     third = cly.Memory(dst_md, cl_engine)
     own.execute(cly.Stream(cl_engine), src, third).wait()
     assert np.array_equal(first.to_numpy().view(np.uint8), third.to_numpy().view(np.uint8))
 
 
-def test_a_second_shape_runs_on_the_runtime_kernel_built_beside_the_first(
+def test_new_shapes_of_a_pair_compile_nothing_before_their_first_result(
         cl_engine, tiered, monkeypatch):
-    """The first shape of a pair builds its own kernel and, on the
-    background thread, the pair's runtime-dims kernel; the second shape
-    compiles nothing before its first result, and its own kernel follows."""
-    first_md = cly.MemoryDesc((2, 32, 5, 5), "f32", tag="nchw")
-    first = cly.Reorder(first_md, cly.MemoryDesc(first_md.dims, "f32", tag="nChw16c"),
-                        engine=cl_engine)
-    assert first._implementation.stand_in is None
-    problem = first._implementation.problem
-    _, plan = tiers.runtime_plan(problem, cl_engine, implementations.RuntimeKernel)
-    build.get_runtime_kernel(cl_engine, plan)  # waits for the background build, if running
+    """The pair's first shape builds its runtime-dims kernel and runs on it;
+    the shapes after it compile nothing on the calling thread before their
+    first result; each one's own kernel follows from the background thread."""
+    compiled = []  # (thread name, kernel names) of each compile
+    real = build._build
 
-    compiled = []
-    real = build.compile_program
-    monkeypatch.setattr(build, "compile_program",
-                        lambda *a: compiled.append(a) or real(*a))
-    src_md = cly.MemoryDesc((3, 48, 7, 7), "f32", tag="nchw")
-    dst_md = cly.MemoryDesc(src_md.dims, "f32", tag="nChw16c")
-    second = cly.Reorder(src_md, dst_md, engine=cl_engine)
-    impl = second._implementation
-    x = np.random.default_rng(1).standard_normal(src_md.dims).astype(np.float32)
-    src = cly.Memory.from_numpy(src_md, cl_engine, x)
-    dst = cly.Memory(dst_md, cl_engine)
-    second.execute(cly.Stream(cl_engine), src, dst).wait()
-    if cl_engine.kind == "opencl":  # a SYCL engine builds through dpctl, not compile_program
-        assert compiled == [] or impl.stand_in is not None
-    assert impl.stand_in is not None, "the second shape waited for its own kernel"
-    assert np.array_equal(dst.to_numpy(), x)
-    impl.kernel  # noqa: B018 - waits for the own kernel's background build
-    again = cly.Memory(dst_md, cl_engine)
-    second.execute(cly.Stream(cl_engine), src, again).wait()
-    assert impl._ready_kernel() is not None and np.array_equal(again.to_numpy(), x)
+    def counting(engine, source, names, key=None):
+        compiled.append((threading.current_thread().name, list(names)))
+        return real(engine, source, names, key)
+
+    monkeypatch.setattr(build, "_build", counting)
+    made = []
+    for dims in [(2, 32, 5, 5), (3, 48, 7, 7), (1, 20, 2, 9)]:
+        src_md = cly.MemoryDesc(dims, "f32", tag="nchw")
+        dst_md = cly.MemoryDesc(dims, "f32", tag="nChw16c")
+        before = len(compiled)
+        r = cly.Reorder(src_md, dst_md, engine=cl_engine)
+        x = np.random.default_rng(len(made)).standard_normal(dims).astype(np.float32)
+        src = cly.Memory.from_numpy(src_md, cl_engine, x)
+        dst = cly.Memory(dst_md, cl_engine)
+        r.execute(cly.Stream(cl_engine), src, dst).wait()
+        on_caller = [names for thread, names in compiled[before:]
+                     if thread != "clayout-tiers" and names[0] != "zero_fill"]
+        assert r._implementation.stand_in is not None, f"{dims}: no tier stood in"
+        assert on_caller == ([] if made else [[r._implementation.stand_in.plan.name]]), \
+            f"{dims}: compiled on the calling thread: {on_caller}"
+        assert np.array_equal(dst.to_numpy(), x)
+        made.append((r, src, dst_md, x))
+    for r, src, dst_md, x in made:
+        r._implementation.kernel  # noqa: B018 - waits for the own kernel's background build
+        again = cly.Memory(dst_md, cl_engine)
+        r.execute(cly.Stream(cl_engine), src, again).wait()
+        assert r._implementation._ready_kernel() is not None
+        assert np.array_equal(again.to_numpy(), x)
 
 
 def test_tiers_off_builds_every_own_kernel_first(cl_engine, tiered, monkeypatch):
     monkeypatch.setenv("CLAYOUT_TIERS", "off")
     md = cly.MemoryDesc((2, 24, 3, 3), "f32", tag="nchw")
     dst = cly.MemoryDesc(md.dims, "f32", tag="nChw8c")
-    pattern, plan = tiers.runtime_plan(cly.Reorder(md, dst, engine=cl_engine)._implementation
-                                       .problem, cl_engine, implementations.RuntimeKernel)
-    build.get_runtime_kernel(cl_engine, plan)
+    pattern, plan = tiers.runtime_plan(_problem(md, dst), cl_engine,
+                                       implementations.RuntimeKernel)
+    build.get_runtime_kernel(cl_engine, plan)  # the pair's runtime-dims kernel is built
     other = cly.MemoryDesc((3, 40, 3, 3), "f32", tag="nchw")
     r = cly.Reorder(other, cly.MemoryDesc(other.dims, "f32", tag="nChw8c"), engine=cl_engine)
     assert r._implementation.stand_in is None and r._implementation._kernel is not None
 
 
 def test_runtime_pattern_only_for_dense_tags():
-    def problem(src, dst):
-        return cly.Reorder(src, dst, engine=cly.Engine("host"))._implementation.problem
-
+    problem = _problem
     dense = cly.MemoryDesc((2, 3, 4), "f32", tag="abc")
     pattern = tiers.runtime_pattern(problem(dense, cly.MemoryDesc((2, 3, 4), "f32", tag="acb")))
     assert pattern is not None and pattern.src_md.is_runtime and pattern.dst_md.is_runtime
