@@ -194,7 +194,9 @@ class DiskCache:
         path = os.path.join(folder, key)
         part = f"{path}.{os.getpid()}.{threading.get_ident()}.part"
         try:
-            if not _private_folder(folder, create=True):
+            # Both again: the folder may have been removed since usable() looked.
+            if not (_private_folder(self.folder, create=True) and
+                    _private_folder(folder, create=True)):
                 return
             fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "wb") as f:
@@ -251,7 +253,10 @@ class DiskCache:
             total -= size
 
     def clear(self) -> int:
-        """Remove every entry; returns how many."""
+        """Remove every entry; returns how many (none from a folder the
+        cache does not use: see ``usable``)."""
+        if not self.usable():
+            return 0
         entries = self.entries()
         for path, _, _ in entries:
             try:
@@ -271,7 +276,8 @@ class DiskCache:
 
 def _private_folder(folder: str, create: bool) -> bool:
     """Whether ``folder`` is the user's and no one else may write it; made
-    0700 (with its missing parents) when ``create``. Warns once when not."""
+    0700 when ``create`` (missing parents as os.makedirs makes them).
+    Warns once when not."""
     try:
         if create:
             os.makedirs(folder, mode=0o700, exist_ok=True)

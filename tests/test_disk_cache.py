@@ -150,9 +150,6 @@ def test_folders_are_created_private_and_entries_readable_by_the_user_alone(cach
     assert mode(entry_path(cache)) == 0o600
 
 
-@pytest.mark.xfail(strict=True, reason="clayout bug: os.makedirs applies mode=0o700 to the "
-                   "last folder alone, so store() making <folder>/<kind> re-creates a removed "
-                   "cache folder 0755 (DiskCache.usable() is checked once)")
 def test_a_cache_folder_removed_while_in_use_comes_back_private(cache):
     cache.store(KIND, KEY, b"x")
     shutil.rmtree(cache.folder)  # rm -rf ~/.cache/clayout while an application runs
@@ -490,7 +487,8 @@ def test_a_bad_program_entry_is_rebuilt_with_a_warning(built, tmp_path, damage):
     again = reorder(copy, "opencl")
     assert again["correct"] and again["output"] == first["output"]
     assert "clayout cache:" in again["stderr"]
-    assert _counts(again, "programs")["rejected"] >= 1
+    counts = _counts(again, "programs")
+    assert counts["rejected"] >= 1 and counts.get("hit", 0) == 0  # a refused binary is no hit
     assert len(kernel_lines(again["stderr"], "build", first["kernel"])) == 1
     # Written again: the next process loads it.
     third = reorder(copy, "opencl")

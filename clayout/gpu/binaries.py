@@ -65,6 +65,7 @@ def load_program(context, device, made_from: tuple, options: list[str]):
         raw = cl._cl._Program(context, [device], [binary])
         raw._build(options=" ".join(options).encode(), devices=None)
     except cl.Error as error:
+        cache.counts[KIND, "hit"] -= 1  # counted by load(): the driver has the last word
         cache.counts[KIND, "rejected"] += 1
         verbose.LOGGER.warning("clayout cache: the driver refuses a cached program binary "
                                "(%s); built from source again", error)
