@@ -95,9 +95,9 @@ def _logs(raw) -> str:
 
 def _build(engine, source, names: list[str], key=None) -> list:
     """Build one program on ``engine``; its kernels named ``names``.
-    ``source`` is its source, or a function that renders it when needed: the backend first
-    looks for the program under ``key`` (what the source is made from) in
-    the persistent cache (clayout/disk_cache.py).
+    ``source`` is its source, or a function that renders it when needed:
+    the backend first looks for the program under ``key`` (what the source
+    is made from) in the persistent cache (clayout/disk_cache.py).
 
     Raises KernelBuildError when the compiler refuses it: the compiler's
     messages go to the ``clayout`` logger as a warning (a generated kernel
