@@ -522,6 +522,30 @@ def test_execute_compiles_nothing_on_a_warm_path(opencl, built, tmp_path, monkey
     assert [t for t, _ in compiled[before:] if t == here] == []
 
 
+def test_a_binary_of_other_code_is_a_miss(opencl, built, tmp_path, monkeypatch):
+    """Entries are keyed by the code and templates that render a kernel
+    (disk_cache.code_digest): after an edit of clayout the old binary is
+    never loaded; the kernel is compiled and stored under the new key."""
+    from clayout import disk_cache
+
+    folder, _ = built
+    monkeypatch.setenv("CLAYOUT_CACHE", str(_copy(folder, tmp_path)))
+    compiled = []
+    original = build.compile_program
+    monkeypatch.setattr(build, "compile_program",
+                        lambda context, source, options: compiled.append(source) or
+                        original(context, source, options))
+    monkeypatch.setattr(disk_cache, "_code_digest", ["another version of clayout's code"])
+    cly.kernel_cache.clear()
+    monkeypatch.setenv("CLAYOUT_TIERS", "off")
+    prim = cly.Reorder(SRC, DST, engine=opencl)
+    name = prim._implementation.plan.name
+    assert [s for s in compiled if f" {name}(" in s], "a binary of other code was loaded"
+    cache = disk_cache.disk_cache()
+    assert cache.counts["programs", "stored"] >= 1
+    cly.kernel_cache.clear()
+
+
 # -- SPIR-V modules (gpu/spirv.py) ----------------------------------------------------
 
 @pytest.fixture(scope="module")
