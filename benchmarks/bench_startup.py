@@ -9,7 +9,8 @@ folder make intel-opencl writes), or the SYCL engine over Intel's runtime
 with the caches empty (CLAYOUT_CACHE, POCL_CACHE_DIR and XDG_CACHE_HOME in
 a new empty folder) and warm (the same folder, which the same child filled
 once before the runs); empty and warm runs alternate, as the 2-core
-machine's speed drifts.
+machine's speed drifts. clayout's Python bytecode is compiled first, as pip
+compiles an installed package's, and the children may use it.
 
 (a) startup, one child: ``import clayout`` (next to ``import numpy,
     pyopencl`` alone, in a child of its own, and their ratio); engine
@@ -268,8 +269,11 @@ def ours(kind: str, platform: str = "none") -> list[str]:
 
 def platform_env(platform: str) -> dict:
     """The environment of a child on ``platform``: OCL_ICD_VENDORS names PoCL
-    or Intel's runtime alone (SYCL: Intel's); PYOPENCL_CTX is dropped."""
-    env = {k: v for k, v in os.environ.items() if k != "PYOPENCL_CTX"}
+    or Intel's runtime alone (SYCL: Intel's); PYOPENCL_CTX is dropped, and
+    so is PYTHONDONTWRITEBYTECODE (main() compiles clayout's bytecode first,
+    as pip does when it installs a package)."""
+    dropped = ("PYOPENCL_CTX", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     env["OCL_ICD_VENDORS"] = os.path.join(ICD_FOLDERS, "intel" if platform == "sycl"
                                           else platform)
     return env
@@ -422,6 +426,11 @@ def main():
     from common import print_table  # the parent only: it imports clayout
 
     runs = 2 if args.quick else args.runs
+    # Python's own bytecode of clayout, as an installed package has it: with
+    # PYTHONDONTWRITEBYTECODE set (or a read-only checkout) every child would
+    # compile clayout's modules from source, some 50 ms that no install pays.
+    import compileall
+    compileall.compile_dir(os.path.join(HERE, "..", "clayout"), quiet=1)
     if os.environ.get("CLAYOUT_VERBOSE"):
         print("CLAYOUT_VERBOSE is set: the times include writing verbose lines")
     startup, model, notes = [], [], []
