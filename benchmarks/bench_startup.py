@@ -43,6 +43,10 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+#: CLAYOUT_TIERS as the user set it, before common.py (which the parent
+#: imports) turns tiers off for the other benchmarks: the children measure
+#: clayout as a program meets it, tiers on unless the user says otherwise.
+USER_TIERS = os.environ.get("CLAYOUT_TIERS")
 ICD_FOLDERS = os.path.join(sys.prefix, "etc", "OpenCL", "clayout")
 PLATFORMS = ("pocl", "intel", "sycl")
 #: The parent's monotonic clock (seconds) at a child's launch.
@@ -272,8 +276,10 @@ def platform_env(platform: str) -> dict:
     or Intel's runtime alone (SYCL: Intel's); PYOPENCL_CTX is dropped, and
     so is PYTHONDONTWRITEBYTECODE (main() compiles clayout's bytecode first,
     as pip does when it installs a package)."""
-    dropped = ("PYOPENCL_CTX", "PYTHONDONTWRITEBYTECODE")
+    dropped = ("PYOPENCL_CTX", "PYTHONDONTWRITEBYTECODE", "CLAYOUT_TIERS")
     env = {k: v for k, v in os.environ.items() if k not in dropped}
+    if USER_TIERS is not None:
+        env["CLAYOUT_TIERS"] = USER_TIERS
     env["OCL_ICD_VENDORS"] = os.path.join(ICD_FOLDERS, "intel" if platform == "sycl"
                                           else platform)
     return env

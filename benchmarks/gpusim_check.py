@@ -42,7 +42,9 @@ def measure(gpusim, only: str | None, seed: int | None) -> list[tuple[int, list[
         subprocess.run(["bash", str(pathlib.Path(gpusim.HERE) / "build.sh")], check=True,
                        stdout=subprocess.DEVNULL)
     with tempfile.TemporaryDirectory() as out:
-        env = dict(os.environ, CLAYOUT_STRATEGY="gpu", OCLGRIND_PLUGINS=gpusim.LIB,
+        # Tiers off: each case's own kernel is measured, not a stand-in (tiers.py).
+        env = dict(os.environ, CLAYOUT_STRATEGY="gpu", CLAYOUT_TIERS="off",
+                   OCLGRIND_PLUGINS=gpusim.LIB,
                    GPUSIM_ONLY=only or "", GPUSIM_SEED="" if seed is None else str(seed))
         done = subprocess.run(["oclgrind", sys.executable, str(HERE / "gpusim_cases.py"), out],
                               env=env, capture_output=True, text=True)
