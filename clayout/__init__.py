@@ -2,7 +2,8 @@
 
 The public names load on first use (PEP 562): ``import clayout`` costs a
 few milliseconds, and a script that only describes tensors never imports
-pyopencl, Mako or the planner.
+pyopencl, Mako or the planner; the first engine, memory or primitive
+imports what running needs, Mako only when a kernel must compile.
 """
 from __future__ import annotations
 
@@ -35,7 +36,20 @@ __all__ = ["Attr", "DataType", "data_type", "Reorder", "Shuffle", "shuffle", "Sc
            "RUNTIME_DIM", "Stream", "UnimplementedError", "build", "tags"]
 
 
+#: The modules any engine, memory or primitive needs (all but Mako and the
+#: renderer, which only a kernel that must compile needs), imported
+#: together on first use of any of these names: a process pays for them
+#: where it sets up its device, not inside its first result.
+_RUNNING = ("engine", "memory", "primitives", "implementations", "gpu.build",
+            "gpu.binaries", "tiers")
+_RUNNING_NAMES = {"Engine", "Stream", "default_engine", "Memory", "Reorder", "Shuffle",
+                  "reorder", "shuffle", "build"}
+
+
 def __getattr__(name: str):
+    if name in _RUNNING_NAMES:
+        for module in _RUNNING:
+            importlib.import_module(f".{module}", __name__)
     if name in _WHERE:
         value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
     elif name == "tags":

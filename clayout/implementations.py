@@ -199,8 +199,9 @@ class GeneratedKernel(Implementation):
         # background while the runtime-dims kernel of the pair (built once
         # per pair) stands in.
         self._kernel, self.stand_in, self._own = None, None, None
-        if tiers.enabled() and problem.dst_md.extra is None and not batching() \
-                and not kernel_ready(engine, plan):
+        if tiers.enabled() and engine.backend.background_builds and \
+                problem.dst_md.extra is None and not batching() and \
+                not kernel_ready(engine, plan):
             self.stand_in = tiers.stand_in(problem, engine, RuntimeKernel)
         if self.stand_in is not None:
             self._own = tiers.WORKER.submit(lambda: get_kernel(engine, plan))

@@ -49,8 +49,12 @@ def _source(md):
 
 
 @pytest.fixture
-def tiered(monkeypatch, tmp_path):
-    """Tiers on, an empty persistent cache and kernel cache: nothing is built."""
+def tiered(cl_engine, monkeypatch, tmp_path):
+    """Tiers on, an empty persistent cache and kernel cache: nothing is built.
+    A SYCL engine builds through dpctl, which holds the GIL: it has no tiers
+    (test_no_tiers_where_a_build_would_stop_the_caller)."""
+    if not cl_engine.backend.background_builds:
+        pytest.skip(f"{cl_engine.kind} engines build each primitive's own kernel at once")
     monkeypatch.setenv("CLAYOUT_TIERS", "on")
     monkeypatch.setenv("CLAYOUT_CACHE", str(tmp_path / "cache"))
     cly.kernel_cache.clear()
@@ -144,6 +148,19 @@ def test_tiers_off_builds_every_own_kernel_first(cl_engine, tiered, monkeypatch)
     other = cly.MemoryDesc((3, 40, 3, 3), "f32", tag="nchw")
     r = cly.Reorder(other, cly.MemoryDesc(other.dims, "f32", tag="nChw8c"), engine=cl_engine)
     assert r._implementation.stand_in is None and r._implementation._kernel is not None
+
+
+def test_no_tiers_where_a_build_would_stop_the_caller(cl_engine, monkeypatch, tmp_path):
+    """Where the runtime holds the GIL while it builds (dpctl), a build on a
+    background thread would stop the caller as long: every primitive builds
+    its own kernel at once, tiers on or not."""
+    monkeypatch.setenv("CLAYOUT_TIERS", "on")
+    monkeypatch.setenv("CLAYOUT_CACHE", str(tmp_path / "cache"))
+    md = cly.MemoryDesc((2, 24, 3, 5), "f32", tag="nchw")
+    r = cly.Reorder(md, cly.MemoryDesc(md.dims, "f32", tag="nChw8c"), engine=cl_engine)
+    tiered = r._implementation.stand_in is not None
+    assert tiered == cl_engine.backend.background_builds
+    assert tiered or r._implementation._kernel is not None
 
 
 def test_runtime_pattern_only_for_dense_tags():

@@ -52,7 +52,11 @@ class Backend:
 
     Kernels:
       ``kernel_scope`` (what kernels are cached under) and ``device_key``;
-      ``build(source, names)`` -> the runtime's kernels; and, needing no
+      ``build(source, names, key)`` -> the runtime's kernels (``source``: the
+      source or a function that renders it; ``key``: what it is made from,
+      for the persistent cache), ``has_program(key)`` (the persistent cache
+      holds it), ``background_builds`` (a build on another thread leaves
+      this one running: the runtime lets go of the GIL); and, needing no
       engine (kernels outlive none): ``work_group_limit(kernel, device)``,
       ``enqueue(queue, kernel, global_size, local_size, args, wait_for,
       offset)`` and ``args_are_state`` (setting arguments and enqueuing

@@ -13,6 +13,7 @@ class HostBackend:
     kind = "host"
     is_device = False
     kernel_scope = device_key = None
+    background_builds = False  # builds nothing
 
     def __init__(self, engine, device=None, context=None, queue=None):
         given = {k: v for k, v in (("device", device), ("context", context), ("queue", queue))

@@ -65,6 +65,7 @@ class OpenCLBackend:
     kind = "opencl"
     is_device = True
     args_are_state = True  # a pyopencl Kernel holds its arguments until enqueued
+    background_builds = True  # pyopencl lets go of the GIL while the driver builds
 
     def __init__(self, engine, device=None, context=None, queue=None):
         if queue is not None:

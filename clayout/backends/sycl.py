@@ -74,6 +74,10 @@ class SyclBackend:
     kind = "sycl"
     is_device = True
     args_are_state = False  # each submit carries its own arguments
+    # dpctl holds the GIL while it builds a program (0.1 s and more): a
+    # build on a background thread would stop the caller's as long, so
+    # primitives build their own kernels at once (no tiers, clayout/tiers.py).
+    background_builds = False
 
     def __init__(self, engine, device=None, context=None, queue=None):
         dpctl = require_dpctl()
