@@ -31,7 +31,8 @@ SYCL_TESTS = tests/test_reorder_types.py tests/test_reorder_layouts.py \
   tests/test_reorder_nibbles.py tests/test_reorder_api.py tests/test_shuffle.py \
   tests/test_grouped_quant.py tests/test_packed_types.py tests/test_small_types.py \
   tests/test_compensation.py tests/test_runtime_dims.py tests/test_sycl.py \
-  tests/test_benchdnn.py::test_onednn_batch_files_pass tests/test_sweep.py
+  tests/test_benchdnn.py::test_onednn_batch_files_pass tests/test_sweep.py \
+  tests/test_tiers.py tests/test_disk_cache.py
 
 # The four passes are independent: two run at a time (the tests are mostly
 # one Python thread each), each pass's output printed whole when it ends.

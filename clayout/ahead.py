@@ -41,7 +41,7 @@ def build(items, engine=None, *, workers: int | None = None) -> list:
         with tiers.own_kernels():
             primitive = maker(engine)
             implementation = getattr(primitive, "_implementation", None)
-            if getattr(implementation, "_own", None) is not None:
+            if getattr(implementation, "stand_in", None) is not None:
                 implementation.kernel  # noqa: B018 - waits for its background build
             return primitive
 

@@ -196,17 +196,14 @@ class GeneratedKernel(Implementation):
         data = data_problem(problem)
         self.plan = plan = plan_cache.get(data, engine.profile.for_problem(data))  # once per shape
         # Tiers (clayout/tiers.py): a kernel that must compile builds in the
-        # background while the runtime-dims kernel of the pair (built once
-        # per pair) stands in.
-        self._kernel, self.stand_in, self._own = None, None, None
+        # background while the runtime-dims kernel of the pair stands in.
+        self.stand_in = None
         if tiers.enabled() and engine.backend.background_builds and \
                 problem.dst_md.extra is None and not batching() and \
                 not kernel_ready(engine, plan):
             self.stand_in = tiers.stand_in(problem, engine, RuntimeKernel)
-        if self.stand_in is not None:
-            self._own = tiers.WORKER.submit(lambda: get_kernel(engine, plan))
-        else:
-            self._kernel = get_kernel(engine, plan)
+        self.own = tiers.OwnKernel(engine, plan, built=None if self.stand_in is not None
+                                   else get_kernel(engine, plan))
         self.compensation = (get_compensation_kernel(engine, problem.dst_md)
                              if problem.dst_md.extra is not None else None)
         self.args = _attr_args(engine, self.plan.args, data.attr)
@@ -217,20 +214,14 @@ class GeneratedKernel(Implementation):
     def kernel(self):
         """The problem's own kernel (gpu/build.Kernel), waiting for its
         background build if the runtime-dims kernel still stands in."""
-        if self._kernel is None:
-            self._kernel = self._own.result()
-        return self._kernel
-
-    def _ready_kernel(self):
-        """The own kernel if built, else None (the stand-in runs): never waits."""
-        if self._kernel is None and self._own.done() and self._own.exception() is None:
-            self._kernel = self._own.result()
-        return self._kernel
+        return self.own.result()
 
     def execute(self, queue, src, dst, wait_for, values=None):
-        kernel = self._ready_kernel()
+        kernel = self.own.ready()
         if kernel is None:
-            return self.stand_in.execute(queue, src, dst, wait_for, values)
+            event = self.stand_in.execute(queue, src, dst, wait_for, values)
+            self.own.build_after(event)
+            return event
         args = self.args
         if values:
             if self.scale_adjust != 1.0:
@@ -395,12 +386,14 @@ class RuntimeKernel(Implementation):
                     f"types (two share a byte)")
         return None
 
-    def __init__(self, problem, engine):
+    def __init__(self, problem, engine, optimized: bool = True):
         super().__init__(problem, engine)
         from .gpu.build import get_runtime_kernel
-        from .gpu.runtime_plan import plan_runtime_kernel
+        from .gpu.runtime_plan import plan_runtime_kernel, unoptimized
 
         self.plan = plan_runtime_kernel(problem, engine.profile.for_problem(problem))
+        if not optimized:  # a stand-in for a few executions (tiers.py)
+            self.plan = unoptimized(self.plan)
         self.kernel = get_runtime_kernel(engine, self.plan)
         self.args = _attr_args(engine, self.plan.args, problem.attr)
 

@@ -6,7 +6,9 @@ and type pair would wait 0.1-0.6 s for its own build. The runtime-dims
 kernel of the pair (gpu/runtime_plan.py) serves every shape, a little
 slower. So when a primitive's own kernel is neither built nor in the
 persistent cache, the primitive runs on the pair's runtime-dims kernel (the
-first tier: built by the pair's first shape, or loaded from the cache) and
+first tier: built by the pair's first shape, without the compiler's
+optimizations, which on some drivers builds in a fifth of the time; or
+loaded from the cache) and
 its own kernel builds on a background thread, taking over for the
 executions after it is ready (the second tier). Both tiers write the same
 bytes.
@@ -92,6 +94,13 @@ class _Worker:
         return future
 
     def _run(self):
+        # Below the caller's threads (Linux schedules threads one by one):
+        # a background build must not slow the results it stands aside for.
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(),
+                           min(19, os.getpriority(os.PRIO_PROCESS, 0) + 10))
+        except (AttributeError, OSError):
+            pass  # not Linux, or not allowed: the same priority
         while True:
             future, build = self._queue.get()
             if not future.set_running_or_notify_cancel():
@@ -110,6 +119,51 @@ class _Worker:
 WORKER = _Worker()
 
 
+class OwnKernel:
+    """A primitive's own kernel: ``built`` at creation, or built on the
+    background thread while a stand-in runs."""
+
+    def __init__(self, engine, plan, built=None):
+        self._engine, self._plan = engine, plan
+        self._kernel, self._future = built, None
+        self._lock = threading.Lock()
+
+    def ready(self):
+        """The kernel if built, else None: never waits."""
+        future = self._future
+        if self._kernel is None and future is not None and future.done() and \
+                future.exception() is None:
+            self._kernel = future.result()
+        return self._kernel
+
+    def result(self):
+        """The kernel, waiting for its build (queued now if it was not)."""
+        if self._kernel is None:
+            self._kernel = self._build().result()
+        return self._kernel
+
+    def build_after(self, event) -> None:
+        """Queue the build once ``event`` (the stand-in's first command) is
+        done, so that the build never delays that first result: PoCL
+        compiles a kernel for its first launch, and builds programs under
+        one lock."""
+        if self._future is not None:
+            return
+        if event is None:
+            self._build()
+        else:
+            self._engine.backend.when_complete(event, self._build)
+
+    def _build(self) -> Future:
+        from .gpu.build import get_kernel
+
+        with self._lock:
+            if self._future is None:
+                engine, plan = self._engine, self._plan
+                self._future = WORKER.submit(lambda: get_kernel(engine, plan))
+            return self._future
+
+
 def stand_in(problem: Problem, engine, runtime_kernel):
     """A RuntimeKernel implementation that runs ``problem`` on the
     runtime-dims kernel of its pair: found built, loaded from the persistent
@@ -126,7 +180,7 @@ def stand_in(problem: Problem, engine, runtime_kernel):
     if runtime_values(plan, problem.src_md, problem.dst_md)[2]:
         return None  # 64-bit offsets: a second runtime-dims kernel, no gain over its own
     try:
-        return runtime_kernel(pattern, engine)
+        return runtime_kernel(pattern, engine, optimized=False)
     except KernelBuildError:
         return None
 

@@ -11,10 +11,10 @@ def _count_builds(monkeypatch):
     programs, failed = [], []
     real = build._build
 
-    def counting(engine, source, names, key=None):
+    def counting(engine, source, names, key=None, options=()):
         programs.append(list(names))
         try:
-            return real(engine, source, names, key)
+            return real(engine, source, names, key, options)
         except Exception:
             failed.append(list(names))
             raise
@@ -28,9 +28,9 @@ def test_kernels_of_one_block_are_built_as_one_program(cl_engine, monkeypatch):
     programs = []
     real = build._build
 
-    def counting(engine, source, names, key=None):
+    def counting(engine, source, names, key=None, options=()):
         programs.append(list(names))
-        return real(engine, source, names, key)
+        return real(engine, source, names, key, options)
 
     monkeypatch.setattr(build, "_build", counting)
     cly.kernel_cache.clear()

@@ -79,17 +79,17 @@ def test_both_tiers_write_the_same_bytes(cl_engine, tiered, monkeypatch, case):
 
     r = cly.Reorder(src_md, dst_md, engine=cl_engine, attr=attr)
     impl = r._implementation
-    assert impl.stand_in is not None and impl._kernel is None, "no tier stood in"
+    assert impl.stand_in is not None and impl.own.ready() is None, "no tier stood in"
     raw = _source(src_md)
     src = cly.Memory(src_md, cl_engine, raw=raw)
     first = cly.Memory(dst_md, cl_engine)
     r.execute(cly.Stream(cl_engine), src, first).wait()
-    assert impl._kernel is None  # still the stand-in
+    assert impl.own.ready() is None  # still the stand-in
 
     pending.set_result(build.get_kernel(cl_engine, impl.plan))
     second = cly.Memory(dst_md, cl_engine)
     r.execute(cly.Stream(cl_engine), src, second).wait()
-    assert impl._kernel is not None  # the own kernel ran
+    assert impl.own.ready() is not None  # the own kernel ran
     assert np.array_equal(first.to_numpy().view(np.uint8), second.to_numpy().view(np.uint8))
 
     monkeypatch.setenv("CLAYOUT_TIERS", "off")
@@ -108,9 +108,9 @@ def test_new_shapes_of_a_pair_compile_nothing_before_their_first_result(
     compiled = []  # (thread name, kernel names) of each compile
     real = build._build
 
-    def counting(engine, source, names, key=None):
+    def counting(engine, source, names, key=None, options=()):
         compiled.append((threading.current_thread().name, list(names)))
-        return real(engine, source, names, key)
+        return real(engine, source, names, key, options)
 
     monkeypatch.setattr(build, "_build", counting)
     made = []
@@ -134,7 +134,7 @@ def test_new_shapes_of_a_pair_compile_nothing_before_their_first_result(
         r._implementation.kernel  # noqa: B018 - waits for the own kernel's background build
         again = cly.Memory(dst_md, cl_engine)
         r.execute(cly.Stream(cl_engine), src, again).wait()
-        assert r._implementation._ready_kernel() is not None
+        assert r._implementation.own.ready() is not None
         assert np.array_equal(again.to_numpy(), x)
 
 
@@ -147,7 +147,7 @@ def test_tiers_off_builds_every_own_kernel_first(cl_engine, tiered, monkeypatch)
     build.get_runtime_kernel(cl_engine, plan)  # the pair's runtime-dims kernel is built
     other = cly.MemoryDesc((3, 40, 3, 3), "f32", tag="nchw")
     r = cly.Reorder(other, cly.MemoryDesc(other.dims, "f32", tag="nChw8c"), engine=cl_engine)
-    assert r._implementation.stand_in is None and r._implementation._kernel is not None
+    assert r._implementation.stand_in is None and r._implementation.own.ready() is not None
 
 
 def test_no_tiers_where_a_build_would_stop_the_caller(cl_engine, monkeypatch, tmp_path):
@@ -160,7 +160,7 @@ def test_no_tiers_where_a_build_would_stop_the_caller(cl_engine, monkeypatch, tm
     r = cly.Reorder(md, cly.MemoryDesc(md.dims, "f32", tag="nChw8c"), engine=cl_engine)
     tiered = r._implementation.stand_in is not None
     assert tiered == cl_engine.backend.background_builds
-    assert tiered or r._implementation._kernel is not None
+    assert tiered or r._implementation.own.ready() is not None
 
 
 def test_runtime_pattern_only_for_dense_tags():
@@ -183,7 +183,7 @@ def test_build_makes_every_primitive_with_its_own_kernel(cl_engine, tiered, monk
     made = cly.build(items, cl_engine, workers=2)
     assert [type(p).__name__ for p in made] == ["Reorder"] * 3 + ["Shuffle"]
     for p, s in zip(made, shapes):
-        assert p.src_md.dims == s and p._implementation._kernel is not None
+        assert p.src_md.dims == s and p._implementation.own.ready() is not None
     assert cly.build([made[0]], cl_engine) == [made[0]]
     with pytest.raises(cly.InvalidArgumentError, match="build item 1"):
         cly.build([items[0], "oihw"], cl_engine)

@@ -259,12 +259,12 @@ class OpenCLBackend:
 
     # -- kernels --------------------------------------------------------------------------
 
-    def build(self, source, names: list[str], key=None) -> list:
+    def build(self, source, names: list[str], key=None, options=()) -> list:
         """Build one program, or load its binary from the persistent cache
         (gpu/binaries.py: ``key`` is what the source is made from; ``source()``
         renders it, only on a miss); its kernels named ``names``. The
         compiler's log goes to the verbose lines: level 2 after a build,
-        level 1 when it failed."""
+        level 1 when it failed. ``options``: past the device's own."""
         from ..gpu.binaries import load_program, source_key, store_program
         from ..gpu.build import build_options, compile_program, source_function
 
@@ -272,7 +272,7 @@ class OpenCLBackend:
         start = time.perf_counter()
         label = names[0] if len(names) == 1 else f"{len(names)} kernels"
         context, device = self.engine.context, self.engine.device
-        options = build_options(device)
+        options = build_options(device) + list(options)
         made_from = source_key(source, key)
         program = load_program(context, device, made_from, options)
         if program is not None:

@@ -347,7 +347,7 @@ class SyclBackend:
 
     # -- kernels --------------------------------------------------------------------------
 
-    def build(self, source, names: list[str], key=None) -> list:
+    def build(self, source, names: list[str], key=None, options=()) -> list:
         """Build one program from ``source()`` (or its SPIR-V, kept in the
         persistent cache under ``key``: gpu/spirv.py); its kernels named
         ``names``. Raises RuntimeError when the build fails."""
@@ -355,8 +355,8 @@ class SyclBackend:
 
         source = source_function(source)
         program_api = self.dpctl.program
-        options = build_options(self.cl_device) if self.cl_device is not None else \
-            ["-cl-fp32-correctly-rounded-divide-sqrt"]
+        options = (build_options(self.cl_device) if self.cl_device is not None else
+                   ["-cl-fp32-correctly-rounded-divide-sqrt"]) + list(options)
         label = names[0] if len(names) == 1 else f"{len(names)} kernels"
         start = time.perf_counter()
         try:

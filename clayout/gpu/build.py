@@ -93,11 +93,12 @@ def _logs(raw) -> str:
                      if log and log.strip())
 
 
-def _build(engine, source, names: list[str], key=None) -> list:
+def _build(engine, source, names: list[str], key=None, options=()) -> list:
     """Build one program on ``engine``; its kernels named ``names``.
     ``source`` is its source, or a function that renders it when needed:
     the backend first looks for the program under ``key`` (what the source
     is made from) in the persistent cache (clayout/disk_cache.py).
+    ``options``: build options past the device's own (build_options).
 
     Raises KernelBuildError when the compiler refuses it: the compiler's
     messages go to the ``clayout`` logger as a warning (a generated kernel
@@ -108,7 +109,7 @@ def _build(engine, source, names: list[str], key=None) -> list:
         _dump(source())
     label = names[0] if len(names) == 1 else f"{len(names)} kernels"
     try:
-        kernels = engine.backend.build(source, names, key)
+        kernels = engine.backend.build(source, names, key, options)
     except engine.backend.build_errors as error:
         failure = KernelBuildError(label, str(error))
         verbose.LOGGER.warning(
@@ -152,8 +153,8 @@ class _LockedKernel:
     when first launched, if that comes first).
     """
 
-    def __init__(self, engine, render, name: str, key):
-        self.name, self.key = name, key
+    def __init__(self, engine, render, name: str, key, options=()):
+        self.name, self.key, self.options = name, key, tuple(options)
         self._render = _rendered_once(render)
         # The backend's class: its launch needs no engine (a kernel must not
         # keep its context alive through the cache).
@@ -163,7 +164,7 @@ class _LockedKernel:
         self._lock = threading.Lock()
         batch = getattr(_batch, "pending", None)
         if batch is None:
-            self._kernel = _build(engine, self._render, [name], key)[0]
+            self._kernel = _build(engine, self._render, [name], key, self.options)[0]
         else:
             self._engine = engine
             batch.append(self)
@@ -177,7 +178,8 @@ class _LockedKernel:
     def kernel(self):
         with self._lock:
             if self._kernel is None:
-                self._kernel = _build(self._engine, self._render, [self.name], self.key)[0]
+                self._kernel = _build(self._engine, self._render, [self.name], self.key,
+                                      self.options)[0]
                 self._engine = None
             return self._kernel
 
@@ -216,14 +218,15 @@ def _build_together(kernels):
     for k in kernels:
         engine = k._engine
         if engine is not None:  # else already built by a launch
-            by_context.setdefault(engine.backend.kernel_scope, (engine, []))[1].append(k)
+            group = (engine.backend.kernel_scope, k.options)  # one program, one set of options
+            by_context.setdefault(group, (engine, []))[1].append(k)
     for engine, group in by_context.values():
         todo = [k for k in group if k._kernel is None]
         if not todo:
             continue
         try:
             built = _build(engine, lambda todo=todo: "\n".join(k.source for k in todo),
-                           [k.name for k in todo], tuple(k.key for k in todo))
+                           [k.name for k in todo], tuple(k.key for k in todo), todo[0].options)
         except KernelBuildError:
             continue  # each kernel is built alone on first launch, to name its error
         for k, kernel in zip(todo, built):
@@ -308,7 +311,8 @@ class RuntimeKernel(_LockedKernel):
         render, name = _named(_render_runtime_kernel, plan)
         self._device = engine.device
         self._local = None
-        super().__init__(engine, render, name, ("runtime", plan, name))
+        super().__init__(engine, render, name, ("runtime", plan, name),
+                         () if plan.optimized else ("-cl-opt-disable",))
 
     def launch(self, queue, src, dst, args, items: int, wait_for=None):
         """Enqueue the kernel on buffers src and dst with ``args`` (the
