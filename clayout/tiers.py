@@ -55,21 +55,39 @@ def own_kernels():
 
 def runtime_pattern(problem: Problem) -> Problem | None:
     """The runtime-dims problem whose kernel serves ``problem``'s shape: both
-    descriptors dense in a tag, every dim runtime, the same attributes; None
-    when ``problem`` is not of that kind (a window, strides no tag names,
-    compensation)."""
+    descriptors dense in a tag, the same attributes, every dim runtime but
+    those a runtime-dims primitive must know at creation (a shuffle's axis;
+    the dims of per-slice values given at creation: their count is fixed);
+    None when ``problem`` is not of that kind (a window, strides no tag
+    names, compensation)."""
+    fixed = _fixed_dims(problem)
     patterns = []
     for md in (problem.src_md, problem.dst_md):
         tag = md.tag if md.format_kind == "blocked" and md.extra is None else None
         if tag is None or md.is_runtime:
             return None
-        pattern = MemoryDesc((RUNTIME_DIM,) * md.ndims, md.data_type, tag=tag)
+        dims = tuple(n if d in fixed else RUNTIME_DIM for d, n in enumerate(md.dims))
+        if RUNTIME_DIM not in dims:
+            return None  # nothing left to run at other shapes
+        pattern = MemoryDesc(dims, md.data_type, tag=tag)
         try:
             pattern.check_instance(md)
         except Error:
             return None
         patterns.append(pattern)
     return Problem(problem.kind, patterns[0], patterns[1], problem.attr, problem.shuffle)
+
+
+def _fixed_dims(problem: Problem) -> set:
+    """The dims a runtime-dims pattern of ``problem`` must keep (the rules
+    arguments.py checks a runtime-dims primitive's creation by)."""
+    fixed = {problem.shuffle[0]} if problem.shuffle is not None else set()
+    attr = problem.attr
+    for name in ("src_scales", "dst_scales", "src_zero_point", "dst_zero_point"):
+        value = getattr(attr, name, None) if attr is not None else None
+        if value is not None and not value.at_execute:
+            fixed.update(value.masked_dims())
+    return fixed
 
 
 class _Worker:
