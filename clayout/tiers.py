@@ -7,7 +7,7 @@ kernel of the pair (gpu/runtime_plan.py) serves every shape, a little
 slower. So when a primitive's own kernel is neither built nor in the
 persistent cache, the primitive runs on the pair's runtime-dims kernel (the
 first tier: built by the pair's first shape, without the compiler's
-optimizations, which on some drivers builds in a fifth of the time; or
+optimizations where that builds several times quicker (DeviceCaps); or
 loaded from the cache) and
 its own kernel builds on a background thread, taking over for the
 executions after it is ready (the second tier). Both tiers write the same
@@ -198,7 +198,8 @@ def stand_in(problem: Problem, engine, runtime_kernel):
     if runtime_values(plan, problem.src_md, problem.dst_md)[2]:
         return None  # 64-bit offsets: a second runtime-dims kernel, no gain over its own
     try:
-        return runtime_kernel(pattern, engine, optimized=False)
+        return runtime_kernel(pattern, engine,
+                              optimized=not engine.caps.quick_unoptimized_builds)
     except KernelBuildError:
         return None
 

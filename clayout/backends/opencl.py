@@ -104,6 +104,8 @@ class OpenCLBackend:
             shares_host_memory=_shares_host_memory(device),
             convert_on_device_bytes=env_bytes("CLAYOUT_CONVERT_ON_DEVICE_BYTES", 8 << 20),
             runs_when_waited="Oclgrind" in device.platform.name,
+            quick_unoptimized_builds=device.platform.name.strip() == "Intel(R) OpenCL" and
+            bool(device.type & cl.device_type.CPU),
         )
         engine.profile = _tuned_profile(device)
         self.kernel_scope = engine.context  # kernels are cached per Context
