@@ -21,15 +21,21 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import re
 import stat
 import sys
+import tempfile
 import threading
+import time
 from collections import Counter
 
 from . import verbose
 
 #: The first line of every entry: a format change makes old entries foreign.
 MAGIC = b"clayout-cache 1\n"
+#: The kinds of entries, one folder each: nothing else in the folder is touched.
+KINDS = ("templates", "programs", "spirv")
+_KEY = re.compile(r"[0-9a-f]{64}")
 DEFAULT_BYTES = 256 * 2**20
 
 
@@ -101,7 +107,10 @@ def code_digest() -> str:
         for folder, _, names in os.walk(package):
             for name in names:
                 if name.endswith((".py", ".mako")):
-                    info = os.stat(os.path.join(folder, name))
+                    try:
+                        info = os.stat(os.path.join(folder, name))
+                    except OSError:
+                        continue  # a dangling link (an editor's lock file): no code
                     files.append((os.path.relpath(os.path.join(folder, name), package),
                                   info.st_size, info.st_mtime_ns))
         _code_digest.append(hashlib.sha256(repr(sorted(files)).encode()).hexdigest())
@@ -129,6 +138,7 @@ class DiskCache:
         self.folder = folder
         self.counts: Counter = Counter()
         self._usable = None  # checked once, on first use
+        self._writable = True  # until a write fails
 
     def _path(self, kind: str, key: str) -> str:
         return os.path.join(self.folder, kind, key)
@@ -142,7 +152,10 @@ class DiskCache:
 
     def contains(self, kind: str, key: str) -> bool:
         """Whether an entry is there (not yet checked: ``load`` may still reject it)."""
-        return self.usable() and os.path.isfile(self._path(kind, key))
+        try:
+            return self.usable() and stat.S_ISREG(os.lstat(self._path(kind, key)).st_mode)
+        except OSError:
+            return False
 
     def load(self, kind: str, key: str) -> bytes | None:
         """The entry's content, or None (a miss, or an entry rejected with a warning)."""
@@ -150,17 +163,23 @@ class DiskCache:
             return None
         path = self._path(kind, key)
         try:
-            with open(path, "rb") as f:
-                info = os.fstat(f.fileno())
-                data = f.read()
+            # No link followed, no FIFO waited on: what is read is checked first.
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except FileNotFoundError:
             self.counts[kind, "miss"] += 1
             return None
         except OSError as exc:
-            return self._reject(kind, path, f"cannot be read ({exc})")
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
-            return self._reject(kind, path, f"owned by uid {info.st_uid}, not this user "
-                                f"({os.getuid()}): not loaded", remove=False)
+            return self._reject(kind, path, f"cannot be read ({exc})", remove=False)
+        with os.fdopen(fd, "rb") as f:
+            info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+                return self._reject(kind, path, f"not a file of this user's (uid "
+                                    f"{info.st_uid}, mode {info.st_mode:o}): not loaded",
+                                    remove=False)
+            try:
+                data = f.read()
+            except OSError as exc:
+                return self._reject(kind, path, f"cannot be read ({exc})")
         header_end = len(MAGIC) + 65
         if not data.startswith(MAGIC) or len(data) < header_end:
             return self._reject(kind, path, "not a clayout cache entry (truncated or foreign)")
@@ -186,32 +205,34 @@ class DiskCache:
         return None
 
     def store(self, kind: str, key: str, payload: bytes) -> None:
-        """Write the entry (atomically: a temporary file renamed into place),
-        then keep the folder under the size bound. A failure is a warning."""
-        if not self.usable():
+        """Write the entry (atomically: a new private temporary file renamed
+        into place), then keep the folder under the size bound. A failure
+        is one warning for the folder, after which this process writes no more."""
+        if not self.usable() or not self._writable:
             return
         folder = os.path.join(self.folder, kind)
-        path = os.path.join(folder, key)
-        part = f"{path}.{os.getpid()}.{threading.get_ident()}.part"
+        part = None
         try:
             # Both again: the folder may have been removed since usable() looked.
             if not (_private_folder(self.folder, create=True) and
                     _private_folder(folder, create=True)):
                 return
-            fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            fd, part = tempfile.mkstemp(dir=folder, prefix=key + ".", suffix=".part")
             with os.fdopen(fd, "wb") as f:
                 f.write(MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n")
                 f.write(payload)
-            os.replace(part, path)
+            os.replace(part, os.path.join(folder, key))
+            self.counts[kind, "stored"] += 1
+            self.trim(size_limit())
         except OSError as exc:
-            try:
-                os.remove(part)
-            except OSError:
-                pass
-            _warn_once(path, f"cannot be written ({exc})")
-            return
-        self.counts[kind, "stored"] += 1
-        self.trim(size_limit())
+            if part is not None:
+                try:
+                    os.remove(part)
+                except OSError:
+                    pass
+            self._writable = False
+            _warn_once(self.folder, f"cannot be written ({exc}); entries are loaded from it "
+                       f"but no more are written by this process")
 
     def remove(self, kind: str, key: str) -> None:
         """Remove one entry (one the driver refused), if there."""
@@ -220,32 +241,44 @@ class DiskCache:
         except OSError:
             pass
 
-    def entries(self) -> list[tuple[str, int, float]]:
-        """(path, bytes, last used) of every entry."""
+    def entries(self, stale_parts: bool = False) -> list[tuple[str, int, float]]:
+        """(path, bytes, last used) of every entry: the files named as keys
+        in the kinds' folders, never a link or anything else found there
+        (the folder may be one the user also keeps other files in). With
+        ``stale_parts``, also the temporary files of writers gone for an hour."""
         found = []
-        if not os.path.isdir(self.folder):
-            return found
-        for kind in sorted(os.listdir(self.folder)):
+        now = time.time()
+        for kind in KINDS:
             folder = os.path.join(self.folder, kind)
-            if not os.path.isdir(folder):
+            try:
+                if not stat.S_ISDIR(os.lstat(folder).st_mode):
+                    continue
+                names = os.listdir(folder)
+            except OSError:
                 continue
-            for name in os.listdir(folder):
-                if name.endswith(".part"):
+            for name in names:
+                key = name.split(".", 1)[0]
+                is_part = name.endswith(".part")
+                if not _KEY.fullmatch(key) or (name != key and not is_part):
                     continue
                 try:
-                    info = os.stat(os.path.join(folder, name))
+                    info = os.lstat(os.path.join(folder, name))
                 except OSError:
                     continue  # removed meanwhile by another process
+                if not stat.S_ISREG(info.st_mode) or \
+                        is_part and not (stale_parts and now - info.st_mtime > 3600):
+                    continue
                 found.append((os.path.join(folder, name), info.st_size, info.st_mtime))
         return found
 
     def trim(self, limit: int) -> None:
-        """Remove the entries used longest ago until the rest fit ``limit`` bytes."""
-        entries = sorted(self.entries(), key=lambda e: e[2])
+        """Remove the entries used longest ago until the rest fit ``limit``
+        bytes (and temporary files left by writers gone for an hour)."""
+        entries = sorted(self.entries(stale_parts=True), key=lambda e: e[2])
         total = sum(size for _, size, _ in entries)
         for path, size, _ in entries:
-            if total <= limit:
-                break
+            if total <= limit and not path.endswith(".part"):
+                continue
             try:
                 os.remove(path)
             except OSError:
@@ -257,7 +290,7 @@ class DiskCache:
         cache does not use: see ``usable``)."""
         if not self.usable():
             return 0
-        entries = self.entries()
+        entries = self.entries(stale_parts=True)
         for path, _, _ in entries:
             try:
                 os.remove(path)
@@ -281,9 +314,12 @@ def _private_folder(folder: str, create: bool) -> bool:
     try:
         if create:
             os.makedirs(folder, mode=0o700, exist_ok=True)
-        info = os.stat(folder)
+        info = os.lstat(folder)
     except OSError as exc:
         _warn_once(folder, f"cannot be used ({exc}); nothing is cached")
+        return False
+    if not stat.S_ISDIR(info.st_mode):  # a link could lead anywhere
+        _warn_once(folder, "not a folder (a link?): nothing is cached")
         return False
     if info.st_uid != os.getuid():
         _warn_once(folder, f"owned by uid {info.st_uid}, not this user: nothing is cached")

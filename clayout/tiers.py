@@ -144,6 +144,7 @@ class OwnKernel:
     def __init__(self, engine, plan, built=None):
         self._engine, self._plan = engine, plan
         self._kernel, self._future = built, None
+        self._queued = built is not None  # build_after() was called
         self._lock = threading.Lock()
 
     def ready(self):
@@ -165,8 +166,10 @@ class OwnKernel:
         done, so that the build never delays that first result: PoCL
         compiles a kernel for its first launch, and builds programs under
         one lock."""
-        if self._future is not None:
-            return
+        with self._lock:
+            if self._queued:
+                return
+            self._queued = True
         if event is None:
             self._build()
         else:

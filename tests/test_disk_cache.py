@@ -35,7 +35,7 @@ from clayout.disk_cache import DiskCache, disk_cache, entry_key, stable_text
 from clayout.gpu import build
 from clayout.gpu.templates import CachedLookup
 
-KIND = "test"
+KIND = "spirv"  # one of disk_cache.KINDS: entries() lists those folders alone
 KEY = hashlib.sha256(b"an entry").hexdigest()
 
 
@@ -223,16 +223,72 @@ def test_clayout_cache_off_keeps_nothing(monkeypatch):
 def test_the_size_bound_removes_the_entry_used_longest_ago(cache, monkeypatch):
     payload = b"x" * 1000
     entry = len(well_formed(payload))
+    key = {name: hashlib.sha256(name.encode()).hexdigest() for name in "abcd"}
     monkeypatch.setenv("CLAYOUT_CACHE_BYTES", str(3 * entry))
     for name in "abc":
-        cache.store(KIND, name, payload)
+        cache.store(KIND, key[name], payload)
     # Stored in the order a, b, c (an hour apart: the clock's tick cannot tie them) ...
     now = time.time()
     for age, name in zip((3, 2, 1), "abc"):
-        os.utime(entry_path(cache, key=name), (now - age * 3600,) * 2)
-    assert cache.load(KIND, "a") == payload  # ... then a used again: b is the oldest
-    cache.store(KIND, "d", payload)
-    assert sorted(os.listdir(os.path.join(cache.folder, KIND))) == ["a", "c", "d"]
+        os.utime(entry_path(cache, key=key[name]), (now - age * 3600,) * 2)
+    assert cache.load(KIND, key["a"]) == payload  # ... then a used again: b is the oldest
+    cache.store(KIND, key["d"], payload)
+    assert sorted(os.listdir(os.path.join(cache.folder, KIND))) == \
+        sorted(key[name] for name in "acd")
+
+
+def test_trim_and_clear_touch_nothing_but_entries(tmp_path, monkeypatch):
+    """A cache pointed at a folder that holds other files, or whose kind
+    folder is a link elsewhere: the size bound and clear() remove entries
+    (files named as keys in the kinds' folders) and nothing else."""
+    home = tmp_path / "home"
+    (home / "Documents").mkdir(parents=True)
+    (home / "Documents" / "thesis.tex").write_bytes(b"x" * 5000)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / KEY).write_bytes(well_formed(b"y" * 5000))
+    home.chmod(0o700)
+    os.symlink(elsewhere, home / "programs")  # a kind's folder that is a link
+    monkeypatch.setenv("CLAYOUT_CACHE", str(home))
+    monkeypatch.setenv("CLAYOUT_CACHE_BYTES", "10")  # everything is over the bound
+    cache = disk_cache()
+    cache.store(KIND, KEY, b"z" * 100)
+    stray = home / KIND / "notes.txt"
+    stray.write_bytes(b"mine")
+    assert cache.clear() == 0 or not os.path.exists(entry_path(cache))
+    assert (home / "Documents" / "thesis.tex").exists() and stray.exists()
+    assert (elsewhere / KEY).exists()
+
+
+def test_a_cache_that_cannot_be_written_warns_once(cache, cache_warnings, monkeypatch):
+    """A full disk or a read-only folder: one warning for the folder, then
+    no more writes by this process; what is there still loads."""
+    import errno
+    import tempfile
+
+    cache.store(KIND, KEY, b"first")
+    tries = []
+
+    def full(*args, **kwargs):
+        tries.append(args)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(tempfile, "mkstemp", full)
+    for n in range(4):
+        cache.store(KIND, hashlib.sha256(bytes([n])).hexdigest(), b"more")
+    assert len(tries) == 1  # no write tried after the first failure
+    assert cache.load(KIND, KEY) == b"first"
+    assert len([m for m in cache_warnings() if "cannot be written" in m]) == 1
+
+
+def test_a_linked_entry_is_not_followed(cache, tmp_path):
+    cache.store(KIND, KEY, b"real")
+    target = tmp_path / "target"
+    target.write_bytes(well_formed(b"planted"))
+    os.remove(entry_path(cache))
+    os.symlink(target, entry_path(cache))
+    assert cache.load(KIND, KEY) is None
+    assert target.read_bytes() == well_formed(b"planted")
 
 
 def test_threads_writing_one_key_at_once_leave_one_whole_entry(cache):
@@ -269,11 +325,11 @@ size = 1 << 20
 cache, bad = DiskCache(folder), 0
 time.sleep(max(0.0, start - time.time()))
 while time.time() < start + 1.0:
-    cache.store("test", key, bytes([n]) * size)
-    got = cache.load("test", key)
+    cache.store("spirv", key, bytes([n]) * size)
+    got = cache.load("spirv", key)
     if got is not None and (len(got) != size or got.count(got[:1]) != size):
         bad += 1
-print(bad, cache.counts["test", "rejected"])
+print(bad, cache.counts["spirv", "rejected"])
 """
 
 
@@ -398,6 +454,24 @@ def test_an_edited_template_is_a_miss(tmp_path, cache):
     edited = CachedLookup(directories=[str(tmp_path)]).get_template("t.mako")
     assert edited.render(x=3) == "edited 3\n"
     assert (cache.counts["templates", "miss"], cache.counts["templates", "stored"]) == (2, 2)
+
+
+def test_a_template_loaded_from_the_cache_is_not_loaded_again_at_each_render(tmp_path, cache):
+    """clayout's lookup (gpu/templates.LOOKUP) looks at no file times: a
+    template file newer than its cached code (an install, a checkout) is
+    not read again at every render."""
+    from clayout.gpu import templates
+
+    (tmp_path / "t.mako").write_text("text ${x}\n")
+    CachedLookup(directories=[str(tmp_path)]).get_template("t.mako")  # stores it
+    lookup = CachedLookup(directories=[str(tmp_path)], filesystem_checks=False)
+    assert templates.LOOKUP.filesystem_checks is False
+    hits = cache.counts["templates", "hit"]
+    later = time.time() + 100
+    os.utime(tmp_path / "t.mako", (later, later))
+    for x in range(3):
+        assert lookup.get_template("t.mako").render(x=x) == f"text {x}\n"
+    assert cache.counts["templates", "hit"] == hits + 1
 
 
 # -- program binaries (gpu/binaries.py, OpenCLBackend.build) --------------------------

@@ -220,6 +220,20 @@ def test_no_tiers_where_a_build_would_stop_the_caller(cl_engine, monkeypatch, tm
     assert tiered or r._implementation.own.ready() is not None
 
 
+def test_the_own_build_is_queued_once_however_many_executions_wait():
+    """Executions on the stand-in before its first command is done ask to
+    queue the own kernel's build each: it is queued once."""
+    from types import SimpleNamespace
+
+    watched = []
+    engine = SimpleNamespace(backend=SimpleNamespace(
+        when_complete=lambda event, callback: watched.append(callback)))
+    own = tiers.OwnKernel(engine, plan=None)
+    for event in range(50):
+        own.build_after(event)
+    assert len(watched) == 1 and own.ready() is None
+
+
 def test_runtime_pattern_only_for_dense_tags():
     problem = _problem
     dense = cly.MemoryDesc((2, 3, 4), "f32", tag="abc")

@@ -63,4 +63,9 @@ class CachedLookup(TemplateLookup):
 
 
 #: Every template of clayout/templates, strict: an undefined name is an error.
-LOOKUP = CachedLookup(directories=[str(TEMPLATES)], strict_undefined=True)
+# No file time checks: a template is found by its text (the key), and a
+# module loaded from the cache keeps the time it was first compiled at, so
+# Mako would take any newer file time (an install, a checkout) for an edit
+# and load it again at every render.
+LOOKUP = CachedLookup(directories=[str(TEMPLATES)], strict_undefined=True,
+                      filesystem_checks=False)
