@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib.util
 import os
 import re
 import stat
@@ -97,8 +98,9 @@ _code_digest: list = []
 
 
 def code_digest() -> str:
-    """A digest of clayout's own code and templates (each file's path, size
-    and modification time): what renders a kernel's source from its plan.
+    """A digest of clayout's own code and templates, and of Mako's (each
+    file's path, size and modification time): what renders a kernel's source
+    from its plan.
     An edited module or template changes it, so entries keyed by a plan
     rather than by its source never outlive the code that made them."""
     if not _code_digest:
@@ -113,6 +115,11 @@ def code_digest() -> str:
                         continue  # a dangling link (an editor's lock file): no code
                     files.append((os.path.relpath(os.path.join(folder, name), package),
                                   info.st_size, info.st_mtime_ns))
+        # Mako renders the templates too: its version (found, not imported).
+        mako = importlib.util.find_spec("mako")
+        if mako is not None and mako.origin:
+            info = os.stat(mako.origin)
+            files.append((mako.origin, info.st_size, info.st_mtime_ns))
         _code_digest.append(hashlib.sha256(repr(sorted(files)).encode()).hexdigest())
     return _code_digest[0]
 
