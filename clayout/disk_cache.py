@@ -106,7 +106,8 @@ def code_digest() -> str:
     if not _code_digest:
         package = os.path.dirname(os.path.abspath(__file__))
         files = []
-        for folder, _, names in os.walk(package):
+        for folder, subfolders, names in os.walk(package):
+            subfolders[:] = [d for d in subfolders if d != "__pycache__"]
             for name in names:
                 if name.endswith((".py", ".mako")):
                     try:
