@@ -18,16 +18,22 @@ from ..disk_cache import code_digest, disk_cache, entry_key, stable_text
 KIND = "programs"
 
 
+def rendered_key(key) -> tuple | None:
+    """What a program rendered from ``key`` (a frozen plan, stable across
+    processes) is made from: ``key`` with the digest of the code that
+    renders it; None when ``key`` has no stable text."""
+    if key is None:
+        return None
+    try:
+        return ("rendered", code_digest(), stable_text(key))
+    except TypeError:
+        return None
+
+
 def source_key(source, key) -> tuple:
-    """What a program's source is made from: ``key`` (a frozen plan, stable
-    across processes) with the digest of the code that renders it, so a hit
+    """What a program's source is made from: ``rendered_key(key)``, so a hit
     renders nothing; else the source itself (``source()`` renders it)."""
-    if key is not None:
-        try:
-            return ("rendered", code_digest(), stable_text(key))
-        except TypeError:
-            pass
-    return ("source", source())
+    return rendered_key(key) or ("source", source())
 
 
 def program_key(device, made_from: tuple, options: list[str]) -> str:
@@ -42,11 +48,8 @@ def has_program(context, device, key, options: list[str]) -> bool:
     """Whether the cache holds the program made from ``key`` (a stable key:
     nothing is rendered) for ``device``: a file there, not yet checked."""
     cache = disk_cache()
-    if cache is None or key is None or len(context.devices) != 1:
-        return False
-    try:
-        made_from = ("rendered", code_digest(), stable_text(key))
-    except TypeError:
+    made_from = rendered_key(key)
+    if cache is None or made_from is None or len(context.devices) != 1:
         return False
     return cache.contains(KIND, program_key(device, made_from, options))
 
