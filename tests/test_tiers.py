@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from concurrent.futures import Future
 
 import numpy as np
@@ -292,6 +293,33 @@ def test_the_build_command_fills_the_cache_the_next_process_loads(cl_engine, tmp
     bad = subprocess.run([sys.executable, "-m", "clayout", "build", str(tmp_path / "none")],
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "no file" in bad.stderr
+
+
+def test_a_process_exits_promptly_with_own_builds_still_queued(cl_engine, tmp_path):
+    """Cold primitives queue their own kernels' builds on the background
+    thread; a process that ends at once exits cleanly (the builds not
+    started are dropped, the running one is waited for), within a bound."""
+    if not cl_engine.backend.background_builds:
+        pytest.skip(f"{cl_engine.kind} engines build no kernel in the background")
+    script = """
+        import time, numpy as np, clayout as cly
+        eng = cly.Engine()
+        for c in range(17, 29):
+            md = cly.MemoryDesc((2, c, 3, 5), "f32", tag="nchw")
+            r = cly.Reorder(md, cly.MemoryDesc(md.dims, "f32", tag="nChw16c"), engine=eng)
+            assert r._implementation.stand_in is not None
+            src = cly.Memory.from_numpy(md, eng, np.ones(md.dims, np.float32))
+            r.execute(cly.Stream(eng), src, cly.Memory(r.dst_md, eng)).wait()
+        print("done", time.perf_counter())
+    """
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True,
+                          text=True, timeout=120,
+                          env=dict(os.environ, CLAYOUT_TIERS="on",
+                                   CLAYOUT_CACHE=str(tmp_path / "cache")))
+    assert done.returncode == 0 and "terminate" not in done.stderr, done.stderr
+    assert done.stdout.startswith("done")
+    assert time.perf_counter() - start < 60
 
 
 def test_import_clayout_loads_no_engine_compiler_or_tool():
