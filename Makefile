@@ -118,10 +118,14 @@ gpusim: opencl
 	$(PY) benchmarks/gpusim_check.py --gpusim $(GPUSIM_DIR)
 
 # Each table runs with both kernel strategies; their numbers go to
-# benchmarks/results/*.json and plot.py draws benchmarks/ratio_to_copy.png.
+# benchmarks/results/*.json and plot.py draws the reorder and shuffle ones
+# into benchmarks/ratio_to_copy.png. bench_onednn.py then times clayout
+# against oneDNN's CPU engine, clayout on Intel's OpenCL CPU runtime and on
+# PoCL, with the CPU strategy alone: it is the one clayout picks on a CPU,
+# where oneDNN's CPU engine is its peer.
 RESULTS = benchmarks/results
 
-bench: opencl $(VENV)/bench-installed
+bench: opencl intel-opencl onednn $(VENV)/bench-installed
 	mkdir -p $(RESULTS)
 	for s in cpu gpu; do \
 	  CLAYOUT_STRATEGY=$$s $(PY) benchmarks/bench_reorder.py --json $(RESULTS)/reorder_$$s.json && \
@@ -133,7 +137,11 @@ bench: opencl $(VENV)/bench-installed
 	$(PY) benchmarks/bench_cross_engine.py
 	$(PY) benchmarks/bench_overhead.py
 	$(PY) benchmarks/bench_startup.py
-	$(PY) benchmarks/plot.py $(RESULTS)/*.json -o benchmarks/ratio_to_copy.png
+	for p in intel pocl; do \
+	  $(PY) benchmarks/bench_onednn.py --platform $$p --json $(RESULTS)/onednn_$$p.json || exit 1; \
+	done
+	$(PY) benchmarks/plot.py $(RESULTS)/reorder_*.json $(RESULTS)/shuffle_*.json \
+	  -o benchmarks/ratio_to_copy.png
 
 # The SYCL engine against the OpenCL engine, the same kernels on Intel's
 # OpenCL CPU runtime (both engines on it).
