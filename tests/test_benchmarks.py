@@ -1,5 +1,6 @@
 """The benchmark scripts run end to end on a tiny shape (no timing is asserted)."""
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -55,3 +56,32 @@ def test_overhead_benchmark_prints_every_row(cl_engine, tmp_path):
     rows = json.loads(out.read_text())["rows"]
     assert {row["table"] for row in rows} == {"creation", "build", "execute"}
     assert all(row.get("us", row.get("ms", 0)) > 0 for row in rows)
+
+
+#: bench_onednn.py's exit status when oneDNN cannot be loaded (a skip).
+ONEDNN_UNAVAILABLE = 77
+
+
+@pytest.mark.needs_intel  # oneDNN's CPU engine runs on Intel's runtime: CI's Intel pass
+def test_onednn_benchmark_prints_every_row(tmp_path):
+    out = tmp_path / "onednn.json"
+    done = subprocess.run([sys.executable, str(BENCH / "bench_onednn.py"), "--platform", "intel",
+                           "--repeats", "1", "--shapes", "1x32x4x4", "--weights", "32x32x3x3",
+                           "--json", str(out)], capture_output=True, text=True, timeout=300)
+    if done.returncode == ONEDNN_UNAVAILABLE:
+        if os.environ.get("CI"):
+            pytest.fail(f"{done.stderr.strip()} -- CI requires oneDNN (make onednn)",
+                        pytrace=False)
+        pytest.skip(done.stderr.strip())
+    assert done.returncode == 0, done.stderr
+    for case in ["clayout on Intel(R) OpenCL against oneDNN", "nchw->nhwc 1x32x4x4",
+                 "oihw->OIhw8i8o 32x32x3x3", "goihw->gOIhw16i16o 2x16x16x3x3",
+                 "goihw->Goihw16g depthwise 64x1x1x3x3", "shuffle nChw16c group 4 1x272x4x4",
+                 "u4->f16 1x32 groups 4096x4096", "clayout/oneDNN"]:
+        assert case in done.stdout, done.stdout
+    document = json.loads(out.read_text())
+    assert document["platform"] == "Intel(R) OpenCL" and document["onednn"]
+    measured = [row for row in document["rows"] if "skipped" not in row]
+    assert len(measured) >= 20, done.stdout
+    # every layout-only row gave oneDNN's bytes (the script stops otherwise)
+    assert all(row["over_onednn"] > 0 and row["check"] for row in measured)
