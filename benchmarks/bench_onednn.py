@@ -27,8 +27,8 @@ scaled values); anything else stops the run.
 
 Exits with status 77 (and why, on stderr) when oneDNN cannot be loaded.
 Usage: python benchmarks/bench_onednn.py [--platform intel|pocl] [--repeats N]
-       [--shapes 8x256x56x56] [--weights OxIxHxW] [--only TEXT[,TEXT...]]
-       [--json PATH]
+       [--row-seconds S] [--shapes 8x256x56x56] [--weights OxIxHxW]
+       [--only TEXT[,TEXT...]] [--json PATH]
 """
 from __future__ import annotations
 
@@ -318,19 +318,30 @@ def check(row: Row, pair: Pair) -> str:
         raise AssertionError(f"{row.case}: {np.count_nonzero(~close)} values differ from "
                              f"oneDNN's by more than one unit, at {tuple(at)}: "
                              f"{ours[tuple(at)]} against {other[tuple(at)]}")
+    # f8 destinations: oneDNN rounds to f16 first, then to f8 (tests/onednn_differences.py's
+    # f8_through_f16), so values beside an f8 tie part by one unit.
     return f"{np.count_nonzero(ours != other)} of {ours.size} within 1 ulp"
 
 
 # -- timing -------------------------------------------------------------------------------
 
-def in_turns(runs, repeats: int) -> list[list[float]]:
+#: A row of a fraction of a millisecond gets more turns than --repeats (its
+#: ratio is noisier), up to --row-seconds of turns, at most MAX_TURNS.
+MAX_TURNS = 400
+
+
+def in_turns(runs, repeats: int, row_seconds: float) -> list[list[float]]:
     """Seconds of each of ``runs`` (callables that finish their work), one
-    of each per turn, ``repeats`` turns after a first untimed one; the order
-    is reversed every other turn, so neither side always follows the other."""
+    of each per turn, after a first turn untimed: ``repeats`` turns, or as
+    many as fill ``row_seconds``. The order is reversed every other turn,
+    so neither side always follows the other."""
+    start = time.perf_counter()
     for run in runs:
         run()
+    turn_seconds = time.perf_counter() - start
+    turns = max(repeats, min(MAX_TURNS, int(row_seconds / max(turn_seconds, 1e-6))))
     times = [[] for _ in runs]
-    for turn in range(repeats):
+    for turn in range(turns):
         order = list(range(len(runs)))
         for k in (order if turn % 2 == 0 else order[::-1]):
             start = time.perf_counter()
@@ -339,9 +350,11 @@ def in_turns(runs, repeats: int) -> list[list[float]]:
     return times
 
 
-def measure(row: Row, pair: Pair, copy: CopyKernel, repeats: int, checked: str) -> dict:
-    """Time ``pair`` in turns with ``copy``: the table's row, numbers in "data"."""
-    ours, theirs, copies = in_turns([pair.clayout_run, pair.onednn_run, copy.run], repeats)
+def measure(row: Row, pair: Pair, copy: CopyKernel, args, checked: str) -> dict:
+    """Time ``pair`` in turns with ``copy`` (--repeats, --row-seconds): the
+    table's row, its numbers in "data"."""
+    ours, theirs, copies = in_turns([pair.clayout_run, pair.onednn_run, copy.run],
+                                    args.repeats, args.row_seconds)
     rates = [gbps(2 * copy.nbytes, t) for t in copies]
     copy.rates += rates
     ratio = statistics.median(c / o for c, o in zip(ours, theirs))
@@ -352,19 +365,20 @@ def measure(row: Row, pair: Pair, copy: CopyKernel, repeats: int, checked: str) 
             "seconds": t_c, "onednn_seconds": t_o, "gbps": gbps(pair.moved, t_c),
             "onednn_gbps": gbps(pair.moved, t_o), "over_onednn": ratio,
             "share_of_copy": share, "onednn_share_of_copy": their_share,
-            "pairs": repeats, "check": checked}
+            "pairs": len(ours), "check": checked}
     return {"case": row.case, "impl": pair.clayout_impl, "oneDNN impl": pair.onednn_impl,
             "ms": f"{t_c * 1e3:.2f}", "oneDNN ms": f"{t_o * 1e3:.2f}",
             "GB/s": f"{data['gbps']:.2f}", "oneDNN GB/s": f"{data['onednn_gbps']:.2f}",
             "clayout/oneDNN": f"{ratio:.3g}", "% copy": f"{100 * share:.0f}%",
-            "oneDNN % copy": f"{100 * their_share:.0f}%", "check": checked, "data": data}
+            "oneDNN % copy": f"{100 * their_share:.0f}%", "turns": len(ours), "check": checked,
+            "data": data}
 
 
 COLUMNS = ["case", "impl", "oneDNN impl", "ms", "oneDNN ms", "GB/s", "oneDNN GB/s",
-           "clayout/oneDNN", "% copy", "oneDNN % copy", "check"]
+           "clayout/oneDNN", "% copy", "oneDNN % copy", "turns", "check"]
 
 
-def run_row(row, engine, stream, lib, copies, repeats) -> dict:
+def run_row(row, engine, stream, lib, copies, args) -> dict:
     """A row measured, or printed as not run with the reason."""
     try:
         pair = make_pair(row, engine, stream, lib)
@@ -378,7 +392,7 @@ def run_row(row, engine, stream, lib, copies, repeats) -> dict:
     # a copy moving as many bytes: small rows pay the same launch cost
     nbytes = max(16, pair.moved // 32 * 16)
     copy = copies.setdefault(nbytes, CopyKernel(engine, nbytes))
-    result = measure(row, pair, copy, repeats, checked)
+    result = measure(row, pair, copy, args, checked)
     print(f"{row.case}: clayout/oneDNN {result['clayout/oneDNN']} ({checked})", flush=True)
     return result
 
@@ -418,7 +432,9 @@ def parse_args():
     parser.add_argument("--platform", choices=sorted(PLATFORMS), default="intel",
                         help="the OpenCL implementation clayout runs on (oneDNN: always "
                              "Intel's, through SYCL)")
-    parser.add_argument("--repeats", type=int, default=21, help="turns per row")
+    parser.add_argument("--repeats", type=int, default=21, help="turns per row, at least")
+    parser.add_argument("--row-seconds", type=float, default=0.5,
+                        help="more turns for a short row, up to this long (0: --repeats)")
     parser.add_argument("--shapes", default="8x256x56x56",
                         help="activation shapes (reorders, 8-bit floats, shuffles)")
     parser.add_argument("--weights", default=None,
@@ -442,15 +458,17 @@ def main():
     weights = shapes(args.weights)[0] if args.weights else None
     copies, rows = {}, []
     for row in all_rows(activations, weights, args.only):
-        rows.append(run_row(row, engine, stream, lib, copies, args.repeats))
+        rows.append(run_row(row, engine, stream, lib, copies, args))
     print_table(f"clayout on {engine.device.platform.name} against oneDNN {lib.version} "
-                f"(CPU engine), median of {args.repeats} turns; activations "
-                f"{args.shapes} (smaller than bench_reorder's and bench_shuffle's defaults)",
+                f"(CPU engine), median of at least {args.repeats} turns; activations "
+                f"{args.shapes} "
+                f"(also for the 8-bit float rows and the shuffles, which bench_reorder.py "
+                f"and bench_shuffle.py run on 16 and 32 images)",
                 rows, COLUMNS)
     write_json(args.json, "onednn", engine, rows, copies.values())
     if args.json:
         add_to_json(args.json, platform=engine.device.platform.name, onednn=lib.version,
-                    pairs=args.repeats)
+                    min_turns=args.repeats, row_seconds=args.row_seconds)
 
 
 def add_to_json(path, **entries):

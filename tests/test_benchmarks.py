@@ -66,8 +66,9 @@ ONEDNN_UNAVAILABLE = 77
 def test_onednn_benchmark_prints_every_row(tmp_path):
     out = tmp_path / "onednn.json"
     done = subprocess.run([sys.executable, str(BENCH / "bench_onednn.py"), "--platform", "intel",
-                           "--repeats", "1", "--shapes", "1x32x4x4", "--weights", "32x32x3x3",
-                           "--json", str(out)], capture_output=True, text=True, timeout=300)
+                           "--repeats", "1", "--row-seconds", "0", "--shapes", "1x32x4x4",
+                           "--weights", "32x32x3x3", "--json", str(out)],
+                          capture_output=True, text=True, timeout=300)
     if done.returncode == ONEDNN_UNAVAILABLE:
         if os.environ.get("CI"):
             pytest.fail(f"{done.stderr.strip()} -- CI requires oneDNN (make onednn)",
