@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY      = $(VENV)/bin/python
 
-.PHONY: demo test test-pocl test-pocl-gpu test-intel test-sycl fuzz bench bench-sycl weights opencl intel-opencl sycl spirv-tools info clean ptx gpusim
+.PHONY: demo test onednn onednn-diff test-pocl test-pocl-gpu test-intel test-sycl fuzz bench bench-sycl weights opencl intel-opencl sycl spirv-tools info clean ptx gpusim
 
 demo: opencl
 	$(PY) examples/quickstart.py
@@ -38,7 +38,7 @@ SYCL_TESTS = tests/test_reorder_types.py tests/test_reorder_layouts.py \
 # one Python thread each), each pass's output printed whole when it ends.
 TEST_PASSES = test-intel test-pocl-gpu test-pocl test-sycl
 
-test: opencl intel-opencl sycl spirv-tools
+test: opencl intel-opencl sycl spirv-tools onednn
 	@$(MAKE) --no-print-directory -j2 --output-sync=target $(TEST_PASSES)
 
 test-pocl:
@@ -70,12 +70,31 @@ fuzz: opencl intel-opencl sycl
 	done; echo "make fuzz: seed $(FUZZ_SEED) (FUZZ_SEED=$(FUZZ_SEED) runs it again)"; \
 	exit $$status
 
+# The differential suite against oneDNN at full size (tests/test_onednn.py):
+# ONEDNN_PROBLEMS random problems from seed ONEDNN_SEED (a new one each time
+# unless given) and every problem of every batch file; the Intel pass of
+# `make test` runs a share of both.
+ONEDNN_PROBLEMS ?= 10000
+ONEDNN_SEED ?= $(shell od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+ONEDNN_SEED := $(ONEDNN_SEED)
+
+onednn-diff: onednn
+	@echo "make onednn-diff: seed $(ONEDNN_SEED), $(ONEDNN_PROBLEMS) random problems"
+	CLAYOUT_TEST_PLATFORM=intel CLAYOUT_ONEDNN_PROBLEMS=$(ONEDNN_PROBLEMS) \
+	  CLAYOUT_ONEDNN_SEED=$(ONEDNN_SEED) CLAYOUT_ONEDNN_BATCH_STEP=1 \
+	  $(PY) -m pytest -q -p no:cacheprovider -s tests/test_onednn.py
+
 # Intel's OpenCL CPU runtime from PyPI into the virtual environment, and the
 # ICD folders that pick PoCL, Intel's runtime or both (OCL_ICD_VENDORS).
 ICD_FOLDERS = $(VENV)/etc/OpenCL/clayout
 
 intel-opencl: opencl
 	@bash scripts/ensure_intel_opencl.sh $(PY)
+
+# oneDNN itself (the onednn extra), for the tests and benchmarks that compare
+# clayout with it (tests/dnnl.py); its CPU engine runs on Intel's runtime.
+onednn: intel-opencl
+	@bash scripts/ensure_onednn.sh $(PY)
 
 # The SYCL engine's extra (dpctl) and Intel's SYCL runtime, of the same
 # release as the OpenCL runtime above.
