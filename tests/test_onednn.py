@@ -1,0 +1,264 @@
+"""oneDNN itself as the oracle: clayout's reorders and shuffles against
+oneDNN's own (its CPU engine, through tests/dnnl.py), on the same bytes,
+destination buffers compared whole (tests/onednn_runs.py).
+
+Each differing element must fall in a named class of
+tests/onednn_differences.py (with its reason: which side follows IEEE 754,
+DESIGN.md or oneDNN's documentation, or a oneDNN defect with its minimal
+reproducer below); anything else fails, so a new kind of difference shows
+up. clayout's own result is checked against tests/reference.py first.
+
+Problems: random ones (hypothesis, tests/onednn_cases.py) and those of
+benchdnn's batch files (tests/onednn_batches.py) that oneDNN's CPU engine
+runs. Settings (environment):
+
+* CLAYOUT_ONEDNN_PROBLEMS: random problems drawn (default 600; CI's share);
+* CLAYOUT_ONEDNN_SEED: their seed (default 35);
+* CLAYOUT_ONEDNN_BATCH_STEP: run every Nth problem of each batch file
+  (default: every 3rd of the small files, every 40th of test_reorder_ci's
+  10 000, about 2 minutes in all); 1 runs them all (`make onednn-diff`).
+
+oneDNN's CPU engine runs on SYCL over Intel's OpenCL CPU runtime: these
+tests belong to the Intel pass (needs_intel). Under CI=true a oneDNN that
+does not load fails them.
+"""
+import collections
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, seed, settings
+
+import clayout as cly
+import dnnl
+from onednn_batches import BATCHES, case_of, problems_of
+from onednn_cases import problems
+from onednn_differences import CLASSES, compare
+from onednn_runs import OneDNNRefuses, run_both, run_clayout
+from sweep_cases import Case, Layout, Values
+from sweep_run import Prepared
+
+pytestmark = pytest.mark.needs_intel
+
+RANDOM_PROBLEMS = int(os.environ.get("CLAYOUT_ONEDNN_PROBLEMS", 600))
+RANDOM_SEED = int(os.environ.get("CLAYOUT_ONEDNN_SEED", 35))
+BIG_BATCH_STEP = int(os.environ.get("CLAYOUT_ONEDNN_BATCH_STEP", 40))
+SMALL_BATCH_STEP = int(os.environ.get("CLAYOUT_ONEDNN_BATCH_STEP", 3))
+REFUSED = (cly.InvalidArgumentError, cly.UnimplementedError)
+
+
+@pytest.fixture(scope="module")
+def lib():
+    try:
+        return dnnl.onednn()
+    except dnnl.Unavailable as error:
+        if os.environ.get("CI"):
+            pytest.fail(f"{error} -- CI requires oneDNN (make onednn)", pytrace=False)
+        pytest.skip(str(error))
+
+
+class Tally:
+    """What the problems of one test came to: runs, refusals by reason,
+    and differing elements by class."""
+
+    def __init__(self):
+        self.counts, self.classes, self.failures = (collections.Counter(),
+                                                    collections.Counter(), [])
+
+    def run(self, case, engine, lib):
+        """Run ``case`` on both; keep a failure (clayout wrong, or a
+        difference no class explains) with the problem's description."""
+        self.counts["problems"] += 1
+        try:
+            run = run_both(case, engine, lib)
+        except OneDNNRefuses as e:
+            self.counts[f"oneDNN: {e.reason.split(':')[0]}"] += 1
+            return
+        except REFUSED as e:  # oneDNN ran it (run_both runs oneDNN first)
+            self.failures.append(f"{case.short()}\n  clayout refuses what oneDNN runs: {e}")
+            return
+        self.counts["ran"] += 1
+        try:
+            run.problem.expect.check(run.clayout)
+        except AssertionError as e:
+            self.failures.append(f"{case.short()}\n  clayout is wrong: {str(e)[:800]}")
+            return
+        result = compare(run)
+        self.classes.update(result.classes.keys())
+        if result.unexplained:
+            self.failures.append(
+                f"{case.short()}\n  clayout {run.clayout_impl}, oneDNN {run.onednn_impl}; "
+                f"explained: {result.classes}\n  " + "\n  ".join(result.unexplained)
+                + "\n" + textwrap.indent(case.code(), "    "))
+
+    def summary(self):
+        ran = ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
+        classes = ", ".join(f"{k} {v}" for k, v in self.classes.most_common()) or "none"
+        return f"{ran}; problems with differences, by class: {classes}"
+
+    def check(self, at_least):
+        """Fail with every failure kept; and when fewer than ``at_least``
+        problems ran on both (a binding that refuses everything proves nothing)."""
+        print(self.summary())
+        assert not self.failures, f"{len(self.failures)} problems:\n\n" + "\n\n".join(
+            self.failures[:20])
+        assert self.counts["ran"] >= at_least, self.summary()
+
+
+# -- random problems ---------------------------------------------------------------
+
+def test_random_problems_match_onednn_or_a_named_class(cl_engine, lib):
+    tally = Tally()
+
+    @seed(RANDOM_SEED)
+    @settings(max_examples=RANDOM_PROBLEMS, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(problems())
+    def one(case):
+        tally.run(case, cl_engine, lib)
+
+    one()
+    # About half the random problems are ones oneDNN's CPU runs (f64, 4-bit
+    # types and many layouts have no implementation there).
+    tally.check(at_least=RANDOM_PROBLEMS // 4)
+
+
+# -- benchdnn's batch files --------------------------------------------------------
+
+@pytest.mark.parametrize("driver, path", BATCHES, ids=[p.name for _, p in BATCHES])
+def test_batch_file_matches_onednn_or_a_named_class(cl_engine, lib, driver, path):
+    problems_list = problems_of(driver, path)
+    step = BIG_BATCH_STEP if len(problems_list) > 2000 else SMALL_BATCH_STEP
+    tally = Tally()
+    for problem in problems_list[::step]:
+        case, reason = case_of(problem)
+        if case is None:
+            tally.counts[f"left out: {reason.split(':')[0]}"] += 1
+            continue
+        tally.run(case, cl_engine, lib)
+    tally.check(at_least=1)
+
+
+def test_batch_files_are_there():
+    if not BATCHES and os.environ.get("CI"):
+        pytest.fail("../shared/benchdnn has no batch files: CI runs with shared/ beside the "
+                    "checkout")
+    assert {driver for driver, _ in BATCHES} <= {"reorder", "shuffle"}
+
+
+# -- the comparison itself ---------------------------------------------------------
+
+def _run(lib, engine, case):
+    return run_both(case, engine, lib)
+
+
+def test_an_unexplained_difference_fails(cl_engine, lib):
+    """A layout change (a bit copy on both sides) whose oneDNN bytes are
+    altered in one element: no class may explain it."""
+    case = Case(7, 1, "reorder", (2, 16, 3, 3), "f32", "f32", Layout("nchw"), Layout("nChw16c"))
+    run = _run(lib, cl_engine, case)
+    assert compare(run).equal
+    run.onednn[run.problem.expect.dst_at.reshape(-1)[5] * 4] ^= 1
+    result = compare(run)
+    assert result.unexplained and not result.classes
+
+
+def test_a_changed_padding_byte_is_unexplained(cl_engine, lib):
+    case = Case(7, 2, "reorder", (2, 13, 3, 3), "f32", "s8", Layout("nchw"), Layout("nChw16c"),
+                src_scales=Values(0, (2.0,)))
+    run = _run(lib, cl_engine, case)
+    pad = run.problem.expect.dst_pad
+    assert pad.size and not compare(run).unexplained
+    run.onednn[pad[0]] = 7
+    assert "outside the elements" in " ".join(compare(run).unexplained)
+
+
+def test_a_named_class_explains_only_its_own_difference(cl_engine, lib):
+    """dst scales: oneDNN's reciprocal is one ulp off; a difference of two
+    ulps there is no class's."""
+    case = Case(7, 3, "reorder", (64,), "s8", "f32", Layout("a"), Layout("a"),
+                dst_scales=Values(0, (7.0,)))
+    run = _run(lib, cl_engine, case)
+    result = compare(run)
+    assert set(result.classes) <= {"dst_scale_reciprocal"} and not result.unexplained
+    at = run.problem.expect.dst_at.reshape(-1)
+    values = run.onednn.view(np.float32)
+    values[at[3]] = np.nextafter(np.nextafter(values[at[3]], np.inf), np.inf)
+    assert compare(run).unexplained
+
+
+def test_every_class_is_on_the_docs_page():
+    page = open(os.path.join(os.path.dirname(__file__), "..", "docs", "onednn.md")).read()
+    missing = [name for name in CLASSES if f"`{name}`" not in page]
+    assert not missing, f"docs/onednn.md does not explain {missing}"
+
+
+# -- the oneDNN defects of the table, each by a minimal reproducer -----------------
+# Each shows that oneDNN still writes the wrong value and that clayout writes
+# the right one (tests/reference.py's). When oneDNN is mended, its test
+# fails: the class then leaves the table.
+
+def _both(lib, engine, case):
+    run = _run(lib, engine, case)
+    run.problem.expect.check(run.clayout)  # clayout right
+    at = run.problem.expect.dst_at.reshape(-1)
+    return run, at
+
+
+def test_onednn_masked_zero_points_reproducer(cl_engine, lib):
+    case = Case(1, 1, "reorder", (2, 4), "u8", "s32", Layout("ab"), Layout("ab"),
+                src_zero_point=Values(0b10, (1, 2, 3, 4)))
+    run, at = _both(lib, cl_engine, case)
+    src = run.problem.expect.values.reshape(-1).astype(np.int64)
+    got = run.onednn.view(np.int32)[at]
+    assert np.array_equal(got, src - 1), "oneDNN now applies each zero point: drop the class"
+
+
+def test_onednn_dst_scales_gapped_mask_reproducer(cl_engine, lib):
+    case = Case(1, 2, "reorder", (2, 4, 2), "f32", "f32", Layout("abc"), Layout("abc"),
+                dst_scales=Values(0b101, (1.0, 2.0, 4.0, 8.0)))
+    run, at = _both(lib, cl_engine, case)
+    want = run.problem.expect.want.reshape(-1)
+    got = run.onednn.view(np.float32)[at]
+    assert not np.array_equal(got[8:], want[8:]), "oneDNN now reads gapped dst scales right"
+
+
+def test_onednn_narrow_scales_reproducer(cl_engine, lib):
+    case = Case(1, 3, "reorder", (4,), "f32", "f32", Layout("a"), Layout("a"),
+                src_scales=Values(0, (0.5,), "f16"))
+    run, at = _both(lib, cl_engine, case)
+    want = run.problem.expect.want.reshape(-1)
+    got = run.onednn.view(np.float32)[at]
+    assert run.onednn_impl.startswith("simple") and not np.array_equal(got, want), \
+        "oneDNN now reads an f16 scale right"
+
+
+def test_onednn_4bit_destination_reproducer(cl_engine, lib):
+    case = Case(1, 4, "reorder", (8,), "s8", "s4", Layout("a"), Layout("a"))
+    run, at = _both(lib, cl_engine, case)
+    assert not np.array_equal(run.onednn, run.clayout), "oneDNN now writes s8 -> s4 right"
+
+
+def test_onednn_shuffle_of_4_bit_types_crashes():
+    """oneDNN's CPU shuffle of s4 corrupts the heap (the process aborts):
+    the suite never runs one in its own process (tests/onednn_runs.py)."""
+    script = textwrap.dedent("""
+        import dnnl
+        lib = dnnl.onednn()
+        for _ in range(20):
+            d = lib.memory_desc((3, 12), "s4", "AB16b16a")
+            p = lib.shuffle(d, d, 1, 6, backward=True)
+            src, dst = lib.memory(d), lib.memory(d)
+            p.execute(p.bind(src, dst))
+        print("survived")
+        """)
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(__file__))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=120)
+    if "Unavailable" in done.stderr:
+        pytest.skip(done.stderr.strip().splitlines()[-1])
+    assert done.returncode != 0 and "survived" not in done.stdout, \
+        "oneDNN's s4 shuffle no longer crashes: let tests/onednn_runs.py run it"
