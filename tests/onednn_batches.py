@@ -5,7 +5,7 @@ and oneDNN run each on the same bytes (tests/test_onednn.py).
 clayout's benchdnn driver parses the files (clayout.benchdnn) and picks the
 scales and zero points as benchdnn does; what it declines, and what this
 suite does not carry over (runtime dims, compensation, cross-engine,
-grouped scales, in-place), comes back as a reason instead of a case.
+in-place), comes back as a reason instead of a case.
 """
 import pathlib
 
@@ -58,12 +58,12 @@ def case_of(problem):
     src_strides, dst_strides = parse_strides(o["strides"])
     kw = {}
     for name, (mask, values, groups) in bcase.per_slice.items():
-        if any(g != 1 for g in groups):
-            return None, "grouped scales or zero points"
+        groups = getattr(bcase.attr, name).groups
         if "scales" in name:
-            kw[name] = Values(mask, tuple(values.tolist()), getattr(bcase.attr, name).data_type)
+            kw[name] = Values(mask, tuple(values.tolist()), getattr(bcase.attr, name).data_type,
+                              groups)
         else:
-            kw[name] = Values(mask, tuple(int(v) for v in values))
+            kw[name] = Values(mask, tuple(int(v) for v in values), None, groups)
     if bcase.beta is not None:
         kw["sum_beta"] = bcase.beta
     return Case(bcase.seed, problem.index, "reorder", dims, o["sdt"], o["ddt"],

@@ -10,7 +10,8 @@ C API can describe too.
   s8, u8, s4, u4, f4_e2m1), same-type pairs a layout change;
 * attributes: src and dst scales per tensor or per one or two dims, stored
   as f32, f16 or bf16; src and dst zero points on integer sides, per tensor
-  or per dim; a sum post-op;
+  or per dim; src scales and zero points in groups on the last two dims
+  (weight decompression); a sum post-op;
 * source values: the sweep's samples, specials (NaN, +-inf, -0, denormals,
   the types' extremes) and ties of the conversion (tests/sweep_check.py);
 * shuffles forward and backward along any axis, any group dividing it,
@@ -94,14 +95,26 @@ def layouts(draw, dims, shuffle=False):
     return Layout(inner.tag, None, parent, offsets)
 
 
+def _divisors(n):
+    return [g for g in range(1, n + 1) if n % g == 0]
+
+
 @st.composite
-def values(draw, dims, kind, dt):
+def values(draw, dims, kind, dt, grouped=False):
     """Scales (kind "scale", stored as f32, f16 or bf16) or zero points of
-    ``dt``'s range, per tensor or per one or two dims."""
+    ``dt``'s range, per tensor or per one or two dims; ``grouped``: on the
+    last two dims (and maybe others) in groups that divide them."""
     ndims = len(dims)
-    masked = draw(st.sets(st.integers(0, ndims - 1), max_size=min(2, ndims)))
+    groups = None
+    if grouped and ndims >= 2 and dims[-1] * dims[-2] > 1:
+        groups = (draw(st.sampled_from(_divisors(dims[-2]))),
+                  draw(st.sampled_from(_divisors(dims[-1]))))
+        masked = {ndims - 2, ndims - 1} | draw(st.sets(st.integers(0, ndims - 1), max_size=1))
+    else:
+        masked = draw(st.sets(st.integers(0, ndims - 1), max_size=min(2, ndims)))
     mask = sum(1 << d for d in masked)
-    count = math.prod(dims[d] for d in masked)
+    group = [1] * (ndims - 2) + list(groups or (1, 1))
+    count = math.prod(dims[d] // group[d] for d in masked)
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))  # the values themselves
     if kind == "scale":
         style = draw(st.sampled_from(["uniform", "powers of 2", "negative", "thirds"]))
@@ -110,9 +123,9 @@ def values(draw, dims, kind, dt):
              "negative": lambda: -rng.uniform(0.05, 4.0, count),
              "thirds": lambda: rng.integers(1, 9, count) / 3.0}[style]()
         stored = draw(st.sampled_from([None, None, None, "f16", "bf16"]))
-        return Values(mask, tuple(np.float32(v).tolist()), stored)
+        return Values(mask, tuple(np.float32(v).tolist()), stored, groups)
     lo, hi = {"s4": (-8, 8), "u4": (0, 16), "u8": (0, 40)}.get(dt, (-20, 21))
-    return Values(mask, tuple(int(x) for x in rng.integers(lo, hi, count)))
+    return Values(mask, tuple(int(x) for x in rng.integers(lo, hi, count)), None, groups)
 
 
 @st.composite
@@ -138,12 +151,14 @@ def problems(draw):
         src, dst = draw(layouts(dims)), draw(layouts(dims))
         kw = {}
         if draw(st.booleans()):
+            # grouped src scales and zero points: weight decompression
+            grouped = draw(st.integers(0, 3)) == 0
             if draw(st.booleans()):
-                kw["src_scales"] = draw(values(dims, "scale", None))
+                kw["src_scales"] = draw(values(dims, "scale", None, grouped))
             if draw(st.integers(0, 2)) == 0:
                 kw["dst_scales"] = draw(values(dims, "scale", None))
             if sdt in INTS and draw(st.integers(0, 2)) == 0:
-                kw["src_zero_point"] = draw(values(dims, "zp", sdt))
+                kw["src_zero_point"] = draw(values(dims, "zp", sdt, grouped))
             if ddt in INTS and draw(st.integers(0, 2)) == 0:
                 kw["dst_zero_point"] = draw(values(dims, "zp", ddt))
             if draw(st.integers(0, 2)) == 0:

@@ -68,19 +68,23 @@ class Layout:
 @dataclasses.dataclass(frozen=True)
 class Values:
     """Scales or zero points: ``mask`` (0: per tensor), ``values`` (C order
-    over the masked dims), ``data_type`` as stored (None: f32 / s32)."""
+    over the masked dims), ``data_type`` as stored (None: f32 / s32),
+    ``groups`` on the last two dims (None: none; tests/test_onednn.py)."""
     mask: int
     values: tuple
     data_type: str | None = None
+    groups: tuple | None = None
 
     def brief(self, cls):
         dt = f", {self.data_type}" if self.data_type else ""
+        dt += f", groups={self.groups}" if self.groups else ""
         if len(self.values) == 1:
             return f"{cls}({self.values[0]!r}, mask={self.mask:#b}{dt})"
         return f"{cls}([{len(self.values)} values], mask={self.mask:#b}{dt})"
 
     def code(self, cls):
         extra = f", data_type={self.data_type!r}" if self.data_type else ""
+        extra += f", groups={self.groups!r}" if self.groups else ""
         return f"cly.{cls}({_listed(self.values, cls)}, mask={self.mask:#b}{extra})"
 
 

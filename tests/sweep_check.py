@@ -229,6 +229,13 @@ def round_small(x, dt):
         return r.astype(ml_dtypes.float4_e2m1fn)
 
 
+def _spread(values, v, dims):
+    """Values over the dims their mask (and groups) give them."""
+    if v.groups:
+        return ref.per_group(values, v.mask, v.groups, dims)
+    return ref.per_slice(values, v.mask, dims)
+
+
 def _attr_arrays(case):
     dims = case.dims
     out = {}
@@ -238,11 +245,11 @@ def _attr_arrays(case):
             values = np.array(v.values, np.float32)
             if v.data_type:
                 values = ref.stored_scales(values, v.data_type)
-            out[name] = ref.per_slice(values, v.mask, dims)
+            out[name] = _spread(values, v, dims)
     for name in ("src_zero_point", "dst_zero_point"):
         v = getattr(case, name)
         if v is not None:
-            out[name] = ref.per_slice(np.array(v.values, np.int32), v.mask, dims)
+            out[name] = _spread(np.array(v.values, np.int32), v, dims)
     return out
 
 

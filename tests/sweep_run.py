@@ -55,6 +55,8 @@ def descriptors(case):
         v = getattr(case, name)
         if v is not None:
             extra = {"data_type": v.data_type} if v.data_type else {}
+            if v.groups:
+                extra["groups"] = v.groups
             values = None if case.at_execute else list(v.values)
             kw[name] = cls(values, mask=v.mask, **extra)
     if case.sum_beta is not None:

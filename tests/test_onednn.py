@@ -28,6 +28,7 @@ import subprocess
 import sys
 import textwrap
 
+import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
@@ -38,6 +39,7 @@ from onednn_batches import BATCHES, case_of, problems_of
 from onednn_cases import problems
 from onednn_differences import CLASSES, compare
 from onednn_runs import OneDNNRefuses, run_both, run_clayout
+from onednn_side import OneDNNWorker
 from sweep_cases import Case, Layout, Values
 from sweep_run import Prepared
 
@@ -51,13 +53,16 @@ REFUSED = (cly.InvalidArgumentError, cly.UnimplementedError)
 
 
 @pytest.fixture(scope="module")
-def lib():
+def onednn():
+    """oneDNN in its worker process (tests/onednn_side.py)."""
     try:
-        return dnnl.onednn()
+        worker = OneDNNWorker()
     except dnnl.Unavailable as error:
         if os.environ.get("CI"):
             pytest.fail(f"{error} -- CI requires oneDNN (make onednn)", pytrace=False)
         pytest.skip(str(error))
+    yield worker
+    worker.close()
 
 
 class Tally:
@@ -68,12 +73,12 @@ class Tally:
         self.counts, self.classes, self.failures = (collections.Counter(),
                                                     collections.Counter(), [])
 
-    def run(self, case, engine, lib):
+    def run(self, case, engine, onednn):
         """Run ``case`` on both; keep a failure (clayout wrong, or a
         difference no class explains) with the problem's description."""
         self.counts["problems"] += 1
         try:
-            run = run_both(case, engine, lib)
+            run = run_both(case, engine, onednn)
         except OneDNNRefuses as e:
             self.counts[f"oneDNN: {e.reason.split(':')[0]}"] += 1
             return
@@ -110,7 +115,7 @@ class Tally:
 
 # -- random problems ---------------------------------------------------------------
 
-def test_random_problems_match_onednn_or_a_named_class(cl_engine, lib):
+def test_random_problems_match_onednn_or_a_named_class(cl_engine, onednn):
     tally = Tally()
 
     @seed(RANDOM_SEED)
@@ -118,7 +123,7 @@ def test_random_problems_match_onednn_or_a_named_class(cl_engine, lib):
               suppress_health_check=list(HealthCheck))
     @given(problems())
     def one(case):
-        tally.run(case, cl_engine, lib)
+        tally.run(case, cl_engine, onednn)
 
     one()
     # About half the random problems are ones oneDNN's CPU runs (f64, 4-bit
@@ -129,7 +134,7 @@ def test_random_problems_match_onednn_or_a_named_class(cl_engine, lib):
 # -- benchdnn's batch files --------------------------------------------------------
 
 @pytest.mark.parametrize("driver, path", BATCHES, ids=[p.name for _, p in BATCHES])
-def test_batch_file_matches_onednn_or_a_named_class(cl_engine, lib, driver, path):
+def test_batch_file_matches_onednn_or_a_named_class(cl_engine, onednn, driver, path):
     problems_list = problems_of(driver, path)
     step = BIG_BATCH_STEP if len(problems_list) > 2000 else SMALL_BATCH_STEP
     tally = Tally()
@@ -138,7 +143,7 @@ def test_batch_file_matches_onednn_or_a_named_class(cl_engine, lib, driver, path
         if case is None:
             tally.counts[f"left out: {reason.split(':')[0]}"] += 1
             continue
-        tally.run(case, cl_engine, lib)
+        tally.run(case, cl_engine, onednn)
     tally.check(at_least=1)
 
 
@@ -151,37 +156,37 @@ def test_batch_files_are_there():
 
 # -- the comparison itself ---------------------------------------------------------
 
-def _run(lib, engine, case):
-    return run_both(case, engine, lib)
+def _run(onednn, engine, case):
+    return run_both(case, engine, onednn)
 
 
-def test_an_unexplained_difference_fails(cl_engine, lib):
+def test_an_unexplained_difference_fails(cl_engine, onednn):
     """A layout change (a bit copy on both sides) whose oneDNN bytes are
     altered in one element: no class may explain it."""
     case = Case(7, 1, "reorder", (2, 16, 3, 3), "f32", "f32", Layout("nchw"), Layout("nChw16c"))
-    run = _run(lib, cl_engine, case)
+    run = _run(onednn, cl_engine, case)
     assert compare(run).equal
     run.onednn[run.problem.expect.dst_at.reshape(-1)[5] * 4] ^= 1
     result = compare(run)
     assert result.unexplained and not result.classes
 
 
-def test_a_changed_padding_byte_is_unexplained(cl_engine, lib):
+def test_a_changed_padding_byte_is_unexplained(cl_engine, onednn):
     case = Case(7, 2, "reorder", (2, 13, 3, 3), "f32", "s8", Layout("nchw"), Layout("nChw16c"),
                 src_scales=Values(0, (2.0,)))
-    run = _run(lib, cl_engine, case)
+    run = _run(onednn, cl_engine, case)
     pad = run.problem.expect.dst_pad
     assert pad.size and not compare(run).unexplained
     run.onednn[pad[0]] = 7
     assert "outside the elements" in " ".join(compare(run).unexplained)
 
 
-def test_a_named_class_explains_only_its_own_difference(cl_engine, lib):
+def test_a_named_class_explains_only_its_own_difference(cl_engine, onednn):
     """dst scales: oneDNN's reciprocal is one ulp off; a difference of two
     ulps there is no class's."""
     case = Case(7, 3, "reorder", (64,), "s8", "f32", Layout("a"), Layout("a"),
                 dst_scales=Values(0, (7.0,)))
-    run = _run(lib, cl_engine, case)
+    run = _run(onednn, cl_engine, case)
     result = compare(run)
     assert set(result.classes) <= {"dst_scale_reciprocal"} and not result.unexplained
     at = run.problem.expect.dst_at.reshape(-1)
@@ -201,44 +206,72 @@ def test_every_class_is_on_the_docs_page():
 # the right one (tests/reference.py's). When oneDNN is mended, its test
 # fails: the class then leaves the table.
 
-def _both(lib, engine, case):
-    run = _run(lib, engine, case)
+def _both(onednn, engine, case):
+    run = _run(onednn, engine, case)
     run.problem.expect.check(run.clayout)  # clayout right
     at = run.problem.expect.dst_at.reshape(-1)
     return run, at
 
 
-def test_onednn_masked_zero_points_reproducer(cl_engine, lib):
+def test_onednn_masked_zero_points_reproducer(cl_engine, onednn):
     case = Case(1, 1, "reorder", (2, 4), "u8", "s32", Layout("ab"), Layout("ab"),
                 src_zero_point=Values(0b10, (1, 2, 3, 4)))
-    run, at = _both(lib, cl_engine, case)
+    run, at = _both(onednn, cl_engine, case)
     src = run.problem.expect.values.reshape(-1).astype(np.int64)
     got = run.onednn.view(np.int32)[at]
     assert np.array_equal(got, src - 1), "oneDNN now applies each zero point: drop the class"
 
 
-def test_onednn_dst_scales_gapped_mask_reproducer(cl_engine, lib):
+def test_onednn_zero_points_dropped_reproducer(cl_engine, onednn):
+    case = Case(1, 6, "reorder", (8, 8), "s32", "s32", Layout(None, (8, 1)), Layout("Ab8a"),
+                src_zero_point=Values(0, (11,)))
+    run, at = _both(onednn, cl_engine, case)
+    src = run.problem.expect.values.reshape(-1)
+    got = run.onednn.view(np.int32)[at]
+    small = np.abs(src.astype(np.int64)) < 2**24  # (larger ones go through f32 there)
+    assert small.sum() > 8 and np.array_equal(got[small], src[small]), \
+        "oneDNN now applies this zero point: drop the class"
+
+
+def test_onednn_gapped_scale_mask_reproducer(cl_engine, onednn):
     case = Case(1, 2, "reorder", (2, 4, 2), "f32", "f32", Layout("abc"), Layout("abc"),
                 dst_scales=Values(0b101, (1.0, 2.0, 4.0, 8.0)))
-    run, at = _both(lib, cl_engine, case)
+    run, at = _both(onednn, cl_engine, case)
     want = run.problem.expect.want.reshape(-1)
     got = run.onednn.view(np.float32)[at]
     assert not np.array_equal(got[8:], want[8:]), "oneDNN now reads gapped dst scales right"
 
 
-def test_onednn_narrow_scales_reproducer(cl_engine, lib):
+def test_onednn_f8_sum_dropped_reproducer(cl_engine, onednn):
+    """f32 ones into f8_e5m2 ones with a sum of 1.0: 2.0 everywhere, but
+    oneDNN's tail elements keep 1.0."""
+    case = Case(1, 5, "reorder", (546,), "f32", "f8_e5m2", Layout("a"), Layout("a"),
+                sum_beta=1.0)
+    problem = Prepared(case)
+    expect = problem.expect
+    ones_src = np.ones(546, np.float32).view(np.uint8)
+    expect.src_raw[:] = ones_src
+    expect.dst_raw[:] = np.ones(546, ml_dtypes.float8_e5m2).view(np.uint8)
+    result, impl = onednn.run(case, expect.src_raw, expect.dst_raw)
+    clayout, _ = run_clayout(problem, cl_engine)
+    assert np.all(clayout.view(ml_dtypes.float8_e5m2) == 2.0)
+    got = result.view(ml_dtypes.float8_e5m2).astype(np.float32)
+    assert np.any(got == 1.0), f"oneDNN ({impl}) now adds the sum everywhere: drop the class"
+
+
+def test_onednn_narrow_scales_reproducer(cl_engine, onednn):
     case = Case(1, 3, "reorder", (4,), "f32", "f32", Layout("a"), Layout("a"),
                 src_scales=Values(0, (0.5,), "f16"))
-    run, at = _both(lib, cl_engine, case)
+    run, at = _both(onednn, cl_engine, case)
     want = run.problem.expect.want.reshape(-1)
     got = run.onednn.view(np.float32)[at]
     assert run.onednn_impl.startswith("simple") and not np.array_equal(got, want), \
         "oneDNN now reads an f16 scale right"
 
 
-def test_onednn_4bit_destination_reproducer(cl_engine, lib):
+def test_onednn_4bit_destination_reproducer(cl_engine, onednn):
     case = Case(1, 4, "reorder", (8,), "s8", "s4", Layout("a"), Layout("a"))
-    run, at = _both(lib, cl_engine, case)
+    run, at = _both(onednn, cl_engine, case)
     assert not np.array_equal(run.onednn, run.clayout), "oneDNN now writes s8 -> s4 right"
 
 
@@ -262,3 +295,71 @@ def test_onednn_shuffle_of_4_bit_types_crashes():
         pytest.skip(done.stderr.strip().splitlines()[-1])
     assert done.returncode != 0 and "survived" not in done.stdout, \
         "oneDNN's s4 shuffle no longer crashes: let tests/onednn_runs.py run it"
+
+
+def test_onednn_4bit_source_writes_past_its_destination():
+    """u4 12x1 into a bf16 window of 12 in a parent of 15: oneDNN's
+    simple:any writes the parent's element past the window (and past a
+    buffer's end it corrupts the heap): the suite never runs a 4-bit source
+    through simple:any in its own process (tests/onednn_runs.py)."""
+    script = textwrap.dedent("""
+        import numpy as np
+        import dnnl
+        lib = dnnl.onednn()
+        src = lib.memory_desc((12, 1), "u4", "ab")
+        dst = lib.memory_desc((12, 1), "bf16", "ba", parent=(15, 1), offsets=(2, 0))
+        p = lib.reorder(src, dst)
+        parent = lib.memory(dst.parent, np.full(30, 0x55, np.uint8))
+        p.execute(p.bind(lib.memory(src, np.arange(6, dtype=np.uint8)),
+                         lib.memory(dst, like=parent)))
+        after = parent.read()
+        print(p.impl, "outside changed:", bool((after[28:30] != 0x55).any()))
+        """)
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(__file__))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=120)
+    if "Unavailable" in done.stderr:
+        pytest.skip(done.stderr.strip().splitlines()[-1])
+    assert done.returncode != 0 or "outside changed: True" in done.stdout, \
+        f"oneDNN no longer writes past the window ({done.stdout.strip()}): let " \
+        f"tests/onednn_runs.py run 4-bit sources through simple:any"
+
+
+def test_onednn_failed_f8_primitive_fails_every_later_one():
+    """s32 10x1 BA2b4a into f8_e4m3: oneDNN's primitive creation returns
+    dnnl_runtime_error, and every later creation in the process (f32 ab to
+    ba) fails too: the suite's worker process starts again after one
+    (tests/onednn_side.py)."""
+    script = textwrap.dedent("""
+        import dnnl
+        lib = dnnl.onednn()
+        def create(dims, sdt, ddt, stag, dtag):
+            try:
+                lib.reorder(lib.memory_desc(dims, sdt, stag), lib.memory_desc(dims, ddt, dtag))
+                return "ok"
+            except dnnl.DnnlError as e:
+                return e.status
+        print(create((4, 4), "f32", "f32", "ab", "ba"),
+              create((10, 1), "s32", "f8_e4m3", "BA2b4a", "BA2b4a"),
+              create((4, 4), "f32", "f32", "ba", "ab"))
+        """)
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(__file__))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=120)
+    if "Unavailable" in done.stderr:
+        pytest.skip(done.stderr.strip().splitlines()[-1])
+    assert done.stdout.split() == ["ok", "dnnl_runtime_error", "dnnl_runtime_error"], \
+        f"oneDNN changed ({done.stdout.strip()} {done.stderr[-300:]}): review onednn_side.py"
+
+
+def test_the_worker_starts_again_after_a_poisoning_problem(onednn):
+    case = Case(1, 9, "reorder", (10, 1), "s32", "f8_e4m3", Layout("BA2b4a"), Layout("BA2b4a"))
+    problem = Prepared(case)
+    before = onednn.restarts
+    with pytest.raises(OneDNNRefuses, match="runtime_error"):
+        onednn.run(case, problem.expect.src_raw, problem.expect.dst_raw)
+    assert onednn.restarts == before + 1
+    plain = Case(1, 10, "reorder", (4, 4), "f32", "f32", Layout("ab"), Layout("ba"))
+    problem = Prepared(plain)
+    result, impl = onednn.run(plain, problem.expect.src_raw, problem.expect.dst_raw)
+    assert result.size == 64
