@@ -266,6 +266,23 @@ class OneDNN:
         window.parent = desc
         return window
 
+    def from_memory_desc(self, md) -> "Desc":
+        """oneDNN's descriptor of a clayout MemoryDesc: its tag where its
+        strides are the tag's own, its strides where it has no blocks.
+        Raises Undescribable for blocked outer strides and windows (describe
+        the parent with this, then take ``memory_desc(..., parent=, offsets=)``)."""
+        if md.is_submemory:
+            raise Undescribable(f"{md!r} is a window: describe its parent and its offsets")
+        dims, dt = tuple(md.dims), md.data_type
+        if not md.inner_blks:
+            return self._with_strides(dims, dt, tuple(md.strides))
+        own = md.tag and ref.blocking(dims, md.tag)
+        # (an outer stride over a single step is never used: any value will do)
+        if not own or any(a != b for a, b, p, block in zip(
+                own.strides, md.strides, md.padded_dims, _block_sizes(md)) if p // block > 1):
+            raise Undescribable(f"{md!r}: blocks with outer strides of its own")
+        return self._with_tag(dims, dt, md.tag)
+
     def _with_strides(self, dims, dt, strides):
         desc = Desc(self)
         self.call("dnnl_memory_desc_create_with_strides", ctypes.byref(desc.ptr), len(dims),
@@ -370,6 +387,14 @@ class OneDNN:
         self.call("dnnl_shuffle_backward_primitive_desc_create", ctypes.byref(pd.ptr),
                   self.engine.ptr, dst.ptr, src.ptr, axis, group, hint.ptr, None)
         return Primitive(self, pd, ("DIFF_DST", "DIFF_SRC"), keep=(src, dst, hint))
+
+
+def _block_sizes(md):
+    """Each dim's inner block size (product of its blocks) in a MemoryDesc."""
+    sizes = [1] * len(md.dims)
+    for size, d in zip(md.inner_blks, md.inner_idxs):
+        sizes[d] *= size
+    return sizes
 
 
 class Desc(_Handle):

@@ -35,6 +35,7 @@ from hypothesis import HealthCheck, given, seed, settings
 
 import clayout as cly
 import dnnl
+import reference as ref
 from onednn_batches import BATCHES, case_of, problems_of
 from onednn_cases import problems
 from onednn_differences import CLASSES, compare
@@ -152,6 +153,48 @@ def test_batch_files_are_there():
         pytest.fail("../shared/benchdnn has no batch files: CI runs with shared/ beside the "
                     "checkout")
     assert {driver for driver, _ in BATCHES} <= {"reorder", "shuffle"}
+
+
+# -- the binding -------------------------------------------------------------------
+
+@pytest.mark.parametrize("dims, dt, kw", [
+    ((2, 16, 3, 3), "f32", {"tag": "nChw16c"}), ((2, 20, 3, 3), "s8", {"tag": "nhwc"}),
+    ((40, 24, 3, 3), "f32", {"tag": "OIhw4i16o4i"}), ((2, 32, 16, 3, 3), "bf16",
+                                                      {"tag": "gOIhw16i16o"}),
+    ((32, 1, 1, 3, 3), "f32", {"tag": "Goihw16g"}), ((5, 7), "f16", {"strides": (9, 1)}),
+    ((3, 17, 2), "u8", {"tag": "bAc8a"}), ((20, 3, 2), "u8", {"tag": "bAc8a"}),
+    ((5, 3, 18, 2), "f16", {"tag": "cAdB4a4b"}), ((4, 6), "s32", {"tag": "ba"}),
+])
+def test_descriptors_from_clayout_lay_out_as_the_reference_says(dims, dt, kw):
+    """A MemoryDesc through from_memory_desc: oneDNN's size is clayout's, and
+    oneDNN's reorder of 0, 1, 2... from plain puts each at the reference's
+    offset (tests/reference.py)."""
+    lib = dnnl.onednn() if _onednn_loads() else pytest.skip("oneDNN does not load")
+    md = cly.MemoryDesc(dims, dt, **kw)
+    desc = lib.from_memory_desc(md)
+    assert desc.size == md.size
+    plain = lib.memory_desc(dims, dt, "abcde"[:len(dims)])
+    count = int(np.prod(dims))
+    values = (np.arange(count) % 100).astype(ref.NP[dt]).reshape(dims)
+    out = lib.memory(desc)
+    prim = lib.reorder(plain, desc)
+    prim.execute(prim.bind(lib.memory(plain, values.view(np.uint8).reshape(-1)), out))
+    if "tag" in kw:
+        offsets = ref.element_offsets(dims, ref.abstract_tag(kw["tag"]))
+    else:
+        offsets = ref.element_offsets(dims, strides=kw["strides"])
+    got = out.read().view(ref.NP[dt])
+    assert np.array_equal(got[offsets], values)
+
+
+def _onednn_loads():
+    try:
+        dnnl.onednn()
+        return True
+    except dnnl.Unavailable as error:
+        if os.environ.get("CI"):
+            pytest.fail(f"{error} -- CI requires oneDNN (make onednn)", pytrace=False)
+        return False
 
 
 # -- the comparison itself ---------------------------------------------------------
