@@ -73,6 +73,7 @@ class Tally:
     def __init__(self):
         self.counts, self.classes, self.failures = (collections.Counter(),
                                                     collections.Counter(), [])
+        self.died = []  # problems whose oneDNN process died
 
     def run(self, case, engine, onednn):
         """Run ``case`` on both; keep a failure (clayout wrong, or a
@@ -82,6 +83,8 @@ class Tally:
             run = run_both(case, engine, onednn)
         except OneDNNRefuses as e:
             self.counts[f"oneDNN: {e.reason.split(':')[0]}"] += 1
+            if "process died" in e.reason:
+                self.died.append(case.short())
             return
         except REFUSED as e:  # oneDNN ran it (run_both runs oneDNN first)
             self.failures.append(f"{case.short()}\n  clayout refuses what oneDNN runs: {e}")
@@ -103,7 +106,8 @@ class Tally:
     def summary(self):
         ran = ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
         classes = ", ".join(f"{k} {v}" for k, v in self.classes.most_common()) or "none"
-        return f"{ran}; problems with differences, by class: {classes}"
+        died = "".join(f"\n  oneDNN's process died on: {text}" for text in self.died[:5])
+        return f"{ran}; problems with differences, by class: {classes}{died}"
 
     def check(self, at_least):
         """Fail with every failure kept; and when fewer than ``at_least``
