@@ -280,6 +280,31 @@ def test_onednn_zero_points_dropped_reproducer(cl_engine, onednn):
         "oneDNN now applies this zero point: drop the class"
 
 
+def test_onednn_direct_copy_of_windows_reproducer(cl_engine, onednn):
+    window = Layout("Bac4b", None, (8, 9, 26), (2, 8, 2))
+    case = Case(1, 7, "reorder", (3, 1, 23), "f32", "f32", window, window)
+    run, at = _both(onednn, cl_engine, case)
+    assert run.onednn_impl.startswith("jit_direct_copy") and \
+        not np.array_equal(run.onednn, run.clayout), "oneDNN now copies windows right"
+
+
+def test_onednn_s32_zero_point_wraps_reproducer(cl_engine, onednn):
+    """s32 2^31 - 1 minus a zero point of -2, scaled by 4, with a sum: oneDNN's
+    simple:any wraps around to a negative value."""
+    case = Case(1, 8, "reorder", (1, 1, 2, 16), "s32", "f32", Layout("dcba"), Layout("dcba"),
+                src_scales=Values(0, (4.0,)), src_zero_point=Values(0b1100, (-2,) * 32),
+                sum_beta=2.0)
+    problem = Prepared(case)
+    expect = problem.expect
+    expect.src_raw[:] = np.full(32, 2**31 - 1, np.int32).view(np.uint8)
+    expect.dst_raw[:] = 0
+    result, impl = onednn.run(case, expect.src_raw, expect.dst_raw)
+    clayout, _ = run_clayout(problem, cl_engine)
+    assert np.all(clayout.view(np.float32) == np.float32(2**33))
+    assert impl.startswith("simple") and np.all(result.view(np.float32) < 0), \
+        f"oneDNN ({impl}) no longer wraps: drop the class"
+
+
 def test_onednn_gapped_scale_mask_reproducer(cl_engine, onednn):
     case = Case(1, 2, "reorder", (2, 4, 2), "f32", "f32", Layout("abc"), Layout("abc"),
                 dst_scales=Values(0b101, (1.0, 2.0, 4.0, 8.0)))
