@@ -26,6 +26,7 @@ class Run:
     onednn: np.ndarray
     clayout_impl: str
     onednn_impl: str
+    onednn_past: int = 0  # bytes oneDNN wrote past the destination buffer
 
 
 def run_clayout(problem, engine):
@@ -58,6 +59,6 @@ def run_both(case, engine, worker):
     run it (clayout is not run then), clayout's errors as they come."""
     problem = Prepared(case)
     zero_padding(problem)
-    onednn, onednn_impl = worker.run(case, problem.expect.src_raw, problem.expect.dst_raw)
+    onednn, onednn_impl, past = worker.run(case, problem.expect.src_raw, problem.expect.dst_raw)
     clayout, clayout_impl = run_clayout(problem, engine)
-    return Run(problem, clayout, onednn, clayout_impl, onednn_impl)
+    return Run(problem, clayout, onednn, clayout_impl, onednn_impl, past)

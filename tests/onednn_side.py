@@ -13,6 +13,8 @@ import multiprocessing
 import os
 import sys
 
+import numpy as np
+
 import dnnl
 from sweep_cases import NIBBLES
 
@@ -55,10 +57,16 @@ def _attr_entries(case):
     return scales, zero_points, values
 
 
+#: Bytes after the destination buffer (the parent's, for a window), and
+#: their value: oneDNN must leave them as they are.
+GUARD, GUARD_BYTE = 64, 0xA5
+
+
 def run_onednn(lib, case, src_raw, dst_raw):
-    """oneDNN's destination buffer (uint8) and its implementation's name,
-    from the source bytes ``src_raw`` and the prefilled destination bytes
-    ``dst_raw``. Raises OneDNNRefuses."""
+    """(oneDNN's destination buffer (uint8), its implementation's name, how
+    many of the GUARD bytes after the buffer it changed), from the source
+    bytes ``src_raw`` and the prefilled destination bytes ``dst_raw``.
+    Raises OneDNNRefuses."""
     if case.kind == "shuffle" and case.sdt in NIBBLES:
         raise OneDNNRefuses("crashes: oneDNN's CPU shuffle of a 4-bit type corrupts the heap "
                             "(test_onednn.py: test_onednn_shuffle_of_4_bit_types_crashes)")
@@ -82,15 +90,14 @@ def run_onednn(lib, case, src_raw, dst_raw):
             bound_values = [(arg, kind, lib.values_memory(v, dt)) for arg, kind, v, dt in values]
     except dnnl.DnnlError as e:
         raise OneDNNRefuses(f"{e.status.replace('dnnl_', '')}: {e.call}") from None
-    if {case.sdt, case.ddt} & set(NIBBLES) and prim.impl.startswith("simple"):
-        raise OneDNNRefuses("crashes: oneDNN's simple:any gets 4-bit types wrong and "
-                            "writes past its destination (test_onednn.py: "
-                            "test_onednn_4bit_source_writes_past_its_destination)")
     src_mem = _memory(lib, src, src_raw)
-    dst_mem = _memory(lib, dst, dst_raw)
+    guarded = lib.memory(lib.memory_desc((dst_raw.size + GUARD,), "u8", "a"),
+                         np.concatenate([dst_raw, np.full(GUARD, GUARD_BYTE, np.uint8)]))
+    dst_mem = lib.memory(dst, like=guarded)
     prim.execute(prim.bind(src_mem, dst_mem, bound_values))
-    whole = dst_mem.owner or dst_mem
-    return whole.read()[:dst_raw.size].copy(), prim.impl
+    whole = guarded.read()
+    past = int(np.count_nonzero(whole[dst_raw.size:] != GUARD_BYTE))
+    return whole[:dst_raw.size].copy(), prim.impl, past
 
 
 def _memory(lib, desc, raw):
@@ -159,8 +166,9 @@ class OneDNNWorker:
         self.process.join()
 
     def run(self, case, src_raw, dst_raw):
-        """oneDNN's destination bytes and implementation for ``case``.
-        Raises OneDNNRefuses, AssertionError for a binding error."""
+        """oneDNN's destination bytes, implementation and bytes written past
+        the buffer (run_onednn) for ``case``. Raises OneDNNRefuses,
+        AssertionError for a binding error."""
         try:
             self.conn.send((case, src_raw, dst_raw))
             answer = self.conn.recv()
@@ -168,7 +176,7 @@ class OneDNNWorker:
             self.restart()
             raise OneDNNRefuses("crashes: oneDNN's process died on this problem") from None
         if answer[0] == "ran":
-            return answer[1], answer[2]
+            return answer[1:]
         if answer[0] == "refused":
             if answer[1].startswith("runtime_error"):
                 self.restart()  # the process creates no primitive after this one

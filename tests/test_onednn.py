@@ -298,11 +298,19 @@ def test_onednn_s32_zero_point_wraps_reproducer(cl_engine, onednn):
     expect = problem.expect
     expect.src_raw[:] = np.full(32, 2**31 - 1, np.int32).view(np.uint8)
     expect.dst_raw[:] = 0
-    result, impl = onednn.run(case, expect.src_raw, expect.dst_raw)
+    result, impl, _ = onednn.run(case, expect.src_raw, expect.dst_raw)
     clayout, _ = run_clayout(problem, cl_engine)
     assert np.all(clayout.view(np.float32) == np.float32(2**33))
     assert impl.startswith("simple") and np.all(result.view(np.float32) < 0), \
         f"oneDNN ({impl}) no longer wraps: drop the class"
+
+
+def test_onednn_f8_direct_copy_writes_past_reproducer(cl_engine, onednn):
+    case = Case(1, 11, "reorder", (10, 1, 16), "f8_e5m2", "f8_e5m2", Layout("cBa4b"),
+                Layout("cBa4b"))
+    run, _ = _both(onednn, cl_engine, case)
+    assert run.onednn_impl.startswith("jit_direct_copy") and run.onednn_past, \
+        "oneDNN's f8 direct copy now stays inside its destination: drop the class"
 
 
 def test_onednn_gapped_scale_mask_reproducer(cl_engine, onednn):
@@ -324,7 +332,7 @@ def test_onednn_f8_sum_dropped_reproducer(cl_engine, onednn):
     ones_src = np.ones(546, np.float32).view(np.uint8)
     expect.src_raw[:] = ones_src
     expect.dst_raw[:] = np.ones(546, ml_dtypes.float8_e5m2).view(np.uint8)
-    result, impl = onednn.run(case, expect.src_raw, expect.dst_raw)
+    result, impl, _ = onednn.run(case, expect.src_raw, expect.dst_raw)
     clayout, _ = run_clayout(problem, cl_engine)
     assert np.all(clayout.view(ml_dtypes.float8_e5m2) == 2.0)
     got = result.view(ml_dtypes.float8_e5m2).astype(np.float32)
@@ -372,8 +380,8 @@ def test_onednn_shuffle_of_4_bit_types_crashes():
 def test_onednn_4bit_source_writes_past_its_destination():
     """u4 12x1 into a bf16 window of 12 in a parent of 15: oneDNN's
     simple:any writes the parent's element past the window (and past a
-    buffer's end it corrupts the heap): the suite never runs a 4-bit source
-    through simple:any in its own process (tests/onednn_runs.py)."""
+    buffer's end it can corrupt the heap: the suite runs oneDNN in a worker
+    process, and guards the bytes after each destination buffer)."""
     script = textwrap.dedent("""
         import numpy as np
         import dnnl
@@ -393,8 +401,8 @@ def test_onednn_4bit_source_writes_past_its_destination():
     if "Unavailable" in done.stderr:
         pytest.skip(done.stderr.strip().splitlines()[-1])
     assert done.returncode != 0 or "outside changed: True" in done.stdout, \
-        f"oneDNN no longer writes past the window ({done.stdout.strip()}): let " \
-        f"tests/onednn_runs.py run 4-bit sources through simple:any"
+        f"oneDNN no longer writes past the window ({done.stdout.strip()}): review the " \
+        f"class onednn_4bit_simple_any"
 
 
 def test_onednn_failed_f8_primitive_fails_every_later_one():
@@ -433,5 +441,5 @@ def test_the_worker_starts_again_after_a_poisoning_problem(onednn):
     assert onednn.restarts == before + 1
     plain = Case(1, 10, "reorder", (4, 4), "f32", "f32", Layout("ab"), Layout("ba"))
     problem = Prepared(plain)
-    result, impl = onednn.run(plain, problem.expect.src_raw, problem.expect.dst_raw)
+    result, impl, _ = onednn.run(plain, problem.expect.src_raw, problem.expect.dst_raw)
     assert result.size == 64
