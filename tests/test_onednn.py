@@ -1,6 +1,7 @@
 """oneDNN itself as the oracle: clayout's reorders and shuffles against
-oneDNN's own (its CPU engine, through tests/dnnl.py), on the same bytes,
-destination buffers compared whole (tests/onednn_runs.py).
+oneDNN's own (its CPU engine, through tests/dnnl.py, in a worker process:
+tests/onednn_side.py), on the same bytes, destination buffers compared
+whole and guarded past their end (tests/onednn_runs.py).
 
 Each differing element must fall in a named class of
 tests/onednn_differences.py (with its reason: which side follows IEEE 754,
