@@ -70,11 +70,19 @@ from common import CopyKernel, cly, gbps, print_table, shapes, write_json  # noq
 #: The weights rows: oihw f32 into each blocked format, for each shape.
 WEIGHT_SHAPES = ((256, 256, 3, 3), (512, 512, 3, 3), (1024, 1024, 1, 1))
 WEIGHT_TAGS = ("OIhw16i16o", "OIhw8i8o", "OIhw4i16o4i")
-#: bench_shuffle.py's tags and its default groups (3 divides neither 256
-#: nor 272: both libraries refuse those rows, which are printed as such).
+#: bench_shuffle.py's tags and its default groups; a group of 3 divides
+#: neither 256 nor 272 channels, so its rows take the nearest that it and
+#: nChw16c's blocks both divide (the channel count before, 288 after).
 SHUFFLE_TAGS = ("nchw", "nhwc", "nChw16c")
 SHUFFLE_GROUPS = (4, 3)
 BLOCKED_SHUFFLE_C = 272  # blocks of 16 that cut across the groups of 4
+
+
+def _channels_for(group, channels):
+    """``channels``, or the nearest larger count that both ``group`` and 16 divide."""
+    while channels % group or channels % 16:
+        channels += 1
+    return channels
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,6 +145,8 @@ def shuffle_rows(activations) -> list[Row]:
     rows = []
     for dims in [*activations, (1, BLOCKED_SHUFFLE_C, h, w)]:
         for group in SHUFFLE_GROUPS:
+            if dims[1] % group:
+                dims = (dims[0], _channels_for(group, dims[1]), *dims[2:])
             rows += [Row(f"shuffle {tag} group {group}", dims, "f32", tag, "f32", tag,
                          shuffle=(1, group)) for tag in SHUFFLE_TAGS]
     return rows
