@@ -218,124 +218,180 @@ class Comparison:
 def compare(run):
     """Sort every byte where ``run``'s two destination buffers differ (a
     tests/onednn_runs.py Run) into the classes above."""
-    problem = run.problem
-    case, expect = problem.case, problem.expect
+    case, expect = run.problem.case, run.problem.expect
     a, b = run.clayout, run.onednn
     counts, unexplained = {}, []
     if run.onednn_past:
-        if _nibble_defect(case, run) == "onednn_4bit_simple_any":
-            counts["onednn_4bit_simple_any"] = 1
-        elif case.ddt.startswith("f8") and run.onednn_impl.startswith("jit_direct_copy"):
-            counts["onednn_f8_direct_copy_writes_past"] = 1
+        name = _past_the_end_class(case, run)
+        if name:
+            counts[name] = 1
         else:
             unexplained.append(f"oneDNN wrote {run.onednn_past} bytes past the destination "
                                f"buffer")
     if np.array_equal(a, b):
         return Comparison(counts, unexplained)
-    ddt = case.ddt
     at = expect.dst_at.reshape(-1)
-    # Bytes outside the elements (padding, gaps, a window's parent).
-    inside = np.zeros(a.size, bool)
-    width = 1 if ddt in NIBBLES else ref.itemsize(ddt)
-    byte_at = (at // 2) if ddt in NIBBLES else at
-    for k in range(width):
-        inside[byte_at * width + k if ddt not in NIBBLES else byte_at] = True
-    outside = np.nonzero((a != b) & ~inside)[0]
-    if outside.size and _negative_zero_padding(case, expect, a, b, inside):
-        counts["onednn_negative_zero_padding"] = 1
-        outside = outside[:0]
-    if outside.size and any(v is not None and _gapped(v.mask)
-                            for v in (case.src_scales, case.dst_scales)):
-        counts["onednn_gapped_scale_mask"] = 1  # (scales read past their array reach padding)
-        outside = outside[:0]
-    if outside.size and _direct_copy_of_window(case, run):
-        counts["onednn_direct_copy_of_windows"] = 1
-        outside = outside[:0]
-    if outside.size and _nibble_defect(case, run):
-        counts[_nibble_defect(case, run)] = 1
-        outside = outside[:0]
+    outside = np.nonzero((a != b) & ~_element_bytes(case.ddt, at, a.size))[0]
     if outside.size:
-        unexplained.append(f"{outside.size} bytes outside the elements differ (first at byte "
-                           f"{outside[0]}: clayout {a[outside[0]]}, oneDNN {b[outside[0]]})")
-    got_a, got_b = load(a, at, ddt), load(b, at, ddt)
-    bits_differ = ref.bits_of(np.asarray(got_a)) != ref.bits_of(np.asarray(got_b))
-    left = np.nonzero(bits_differ.reshape(-1))[0]
-    if left.size == 0:
-        return Comparison(counts, unexplained)
-    flat_a, flat_b = np.asarray(got_a).reshape(-1), np.asarray(got_b).reshape(-1)
-
-    def take(name, mask):
-        nonlocal left
-        if mask.any():
-            counts[name] = counts.get(name, 0) + int(mask.sum())
-            left = left[~mask]
-
-    if case.kind == "shuffle":
-        pass  # bit copies: every difference is unexplained
-    elif _direct_copy_of_window(case, run):
-        take("onednn_direct_copy_of_windows", np.ones(left.size, bool))
-    elif case.sdt == ddt and not case.has_attr:  # a bit copy in clayout
-        if ddt == "s32":
-            fa = flat_a[left].astype(np.int64)
-            through_f32 = np.minimum(fa.astype(np.float32).astype(np.float64),
-                                     ref.S32_MAX_FROM_F32).astype(np.int64)
-            take("onednn_copy_not_bitwise", flat_b[left].astype(np.int64) == through_f32)
-        if ddt in ("f32", "bf16", "f16", "f8_e5m2", "f8_e4m3"):
-            with np.errstate(invalid="ignore"):
-                fa, fb = flat_a[left].astype(np.float64), flat_b[left].astype(np.float64)
-                take("onednn_copy_not_bitwise", ((fb == 0) & (np.abs(fa) < 2.0 ** -126))
-                     | (np.isnan(fa) & np.isnan(fb)))
-    else:
-        a_left, b_left = flat_a[left], flat_b[left]
-        with np.errstate(invalid="ignore"):
-            if ddt not in INTS and ddt != "f4_e2m1":
-                fa, fb = a_left.astype(np.float64), b_left.astype(np.float64)
-                take("nan_payload", np.isnan(fa) & np.isnan(fb))
-                fa, fb = flat_a[left].astype(np.float64), flat_b[left].astype(np.float64)
-                take("signed_zero", (fa == 0) & (fb == 0))
-            src = np.asarray(expect.values).reshape(-1).astype(np.float64)
-            pre = expect.pre
-            if ddt == "f4_e2m1":
-                src_nan = np.isnan(src[left])
-                if pre is not None:
-                    src_nan |= np.isnan(np.broadcast_to(pre, case.dims).reshape(-1)[left]
-                                        .astype(np.float64))
-                take("nan_to_f4", src_nan)
-            if ddt in INTS:
-                beyond = ~(np.abs(src[left]) < 2.0 ** 31)
-                if pre is not None:
-                    beyond |= ~(np.abs(np.broadcast_to(pre, case.dims).reshape(-1)[left]
-                                       .astype(np.float64)) < 2.0 ** 31)
-                take("out_of_range_to_integer", beyond)
-        if left.size:
-            _by_models(case, expect, flat_b, left, take)
-        if left.size and ddt in INTS and expect.pre is not None:
-            p = np.broadcast_to(expect.pre, case.dims).reshape(-1)[left].astype(np.float64)
-            frac = np.abs(p - np.floor(p) - 0.5)
-            ulp = np.abs(np.spacing(np.float32(p))).astype(np.float64)
-            near = (np.abs(flat_a[left].astype(np.int64) - flat_b[left].astype(np.int64)) == 1) \
-                & (frac <= ulp)
-            take("quantization_tie", near)
-        if left.size and "s32" in (case.sdt, ddt) and case.has_attr and expect.pre is not None:
-            take("s32_rounding_order", _within_f32_ulps(case, expect, flat_a, flat_b, left))
-        if left.size and run.onednn_impl.startswith("simple") and any(
-                v is not None and v.mask for v in (case.src_zero_point, case.dst_zero_point)):
-            take("onednn_masked_zero_points", np.ones(left.size, bool))
-        if left.size and any(v is not None and _gapped(v.mask)
-                             for v in (case.src_scales, case.dst_scales)):
-            take("onednn_gapped_scale_mask", np.ones(left.size, bool))
-        if left.size and any(getattr(case, n) is not None and getattr(case, n).data_type
-                             for n in ("src_scales", "dst_scales")) \
-                and run.onednn_impl.startswith("simple"):
-            take("onednn_narrow_scales", np.ones(left.size, bool))
-        if left.size and _nibble_defect(case, run):
-            take(_nibble_defect(case, run), np.ones(left.size, bool))
+        name = _outside_class(case, run, expect, a, b, at)
+        if name:
+            counts[name] = 1
+        else:
+            unexplained.append(f"{outside.size} bytes outside the elements differ (first at "
+                               f"byte {outside[0]}: clayout {a[outside[0]]}, oneDNN "
+                               f"{b[outside[0]]})")
+    elements = _Elements(run, counts)
+    if elements.left.size:
+        if case.kind == "shuffle":
+            pass  # bit copies: every difference is unexplained
+        elif _direct_copy_of_window(case, run):
+            elements.take("onednn_direct_copy_of_windows", elements.every())
+        elif case.sdt == case.ddt and not case.has_attr:
+            _sort_bit_copy(elements, case.ddt)
+        else:
+            _sort_conversion(elements, case, expect, run)
+    left, flat_a, flat_b = elements.left, elements.a, elements.b
     for k in left[:6]:
         src = expect.values.reshape(-1)[k] if case.kind == "reorder" else "-"
         unexplained.append(f"element {k}: src {src}, clayout {flat_a[k]}, oneDNN {flat_b[k]}")
     if left.size > 6:
         unexplained.append(f"... {left.size} elements unexplained in all")
     return Comparison(counts, unexplained)
+
+
+class _Elements:
+    """The destination's elements on both sides (``a`` clayout's, ``b``
+    oneDNN's, flat), the indices of those still unexplained (``left``), and
+    the counts by class; `take` moves elements from ``left`` to a class."""
+
+    def __init__(self, run, counts):
+        expect, ddt = run.problem.expect, run.problem.case.ddt
+        at = expect.dst_at.reshape(-1)
+        self.a = np.asarray(load(run.clayout, at, ddt)).reshape(-1)
+        self.b = np.asarray(load(run.onednn, at, ddt)).reshape(-1)
+        self.left = np.nonzero(ref.bits_of(self.a) != ref.bits_of(self.b))[0]
+        self.counts = counts
+
+    def every(self):
+        return np.ones(self.left.size, bool)
+
+    def floats(self):
+        """The elements left, both sides, as f64."""
+        with np.errstate(invalid="ignore"):
+            return self.a[self.left].astype(np.float64), self.b[self.left].astype(np.float64)
+
+    def take(self, name, mask):
+        """Count the elements left where ``mask`` holds under ``name``."""
+        if mask.any():
+            self.counts[name] = self.counts.get(name, 0) + int(mask.sum())
+            self.left = self.left[~mask]
+
+
+def _element_bytes(ddt, at, size):
+    """A mask of the ``size`` buffer bytes that hold elements (at ``at``)."""
+    inside = np.zeros(size, bool)
+    if ddt in NIBBLES:
+        inside[at // 2] = True
+        return inside
+    width = ref.itemsize(ddt)
+    for k in range(width):
+        inside[at * width + k] = True
+    return inside
+
+
+def _past_the_end_class(case, run):
+    """The class of oneDNN's writes past the destination buffer, or None."""
+    if _nibble_defect(case, run) == "onednn_4bit_simple_any":
+        return "onednn_4bit_simple_any"
+    if case.ddt.startswith("f8") and run.onednn_impl.startswith("jit_direct_copy"):
+        return "onednn_f8_direct_copy_writes_past"
+    return None
+
+
+def _outside_class(case, run, expect, a, b, at):
+    """The class of oneDNN's writes to bytes outside the elements (padding,
+    gaps, a window's parent), or None."""
+    if _negative_zero_padding(case, expect, a, b, _element_bytes(case.ddt, at, a.size)):
+        return "onednn_negative_zero_padding"
+    if any(v is not None and _gapped(v.mask) for v in (case.src_scales, case.dst_scales)):
+        return "onednn_gapped_scale_mask"  # (scales read past their array reach padding)
+    if _direct_copy_of_window(case, run):
+        return "onednn_direct_copy_of_windows"
+    return _nibble_defect(case, run)
+
+
+def _sort_bit_copy(elements, ddt):
+    """A layout change clayout copies bit for bit: oneDNN's goes through f32."""
+    if ddt == "s32":
+        a = elements.a[elements.left].astype(np.int64)
+        through_f32 = np.minimum(a.astype(np.float32).astype(np.float64),
+                                 ref.S32_MAX_FROM_F32).astype(np.int64)
+        elements.take("onednn_copy_not_bitwise",
+                      elements.b[elements.left].astype(np.int64) == through_f32)
+    if ddt in ("f32", "bf16", "f16", "f8_e5m2", "f8_e4m3"):
+        fa, fb = elements.floats()
+        elements.take("onednn_copy_not_bitwise",
+                      ((fb == 0) & (np.abs(fa) < 2.0 ** -126)) | (np.isnan(fa) & np.isnan(fb)))
+
+
+def _before_rounding(expect, case, left):
+    """The source values and the values before the final rounding (or the
+    source's again where there is none) of the elements ``left``, as f64."""
+    src = np.asarray(expect.values).reshape(-1)[left].astype(np.float64)
+    if expect.pre is None:
+        return src, src
+    return src, np.broadcast_to(expect.pre, case.dims).reshape(-1)[left].astype(np.float64)
+
+
+def _sort_conversion(elements, case, expect, run):
+    """A conversion (types or attributes): value rules first, then models of
+    oneDNN's arithmetic, then its defects that spoil whole problems."""
+    ddt = case.ddt
+    with np.errstate(invalid="ignore"):
+        if ddt not in INTS and ddt != "f4_e2m1":
+            fa, fb = elements.floats()
+            elements.take("nan_payload", np.isnan(fa) & np.isnan(fb))
+            fa, fb = elements.floats()
+            elements.take("signed_zero", (fa == 0) & (fb == 0))
+        src, pre = _before_rounding(expect, case, elements.left)
+        if ddt == "f4_e2m1":
+            elements.take("nan_to_f4", np.isnan(src) | np.isnan(pre))
+        if ddt in INTS:
+            elements.take("out_of_range_to_integer",
+                          ~(np.abs(src) < 2.0 ** 31) | ~(np.abs(pre) < 2.0 ** 31))
+    if elements.left.size:
+        _by_models(case, expect, elements.b, elements.left, elements.take)
+    if elements.left.size and ddt in INTS and expect.pre is not None:
+        _, p = _before_rounding(expect, case, elements.left)
+        frac = np.abs(p - np.floor(p) - 0.5)
+        ulp = np.abs(np.spacing(np.float32(p))).astype(np.float64)
+        apart = np.abs(elements.a[elements.left].astype(np.int64)
+                       - elements.b[elements.left].astype(np.int64))
+        elements.take("quantization_tie", (apart == 1) & (frac <= ulp))
+    if elements.left.size and "s32" in (case.sdt, ddt) and case.has_attr \
+            and expect.pre is not None:
+        elements.take("s32_rounding_order", _within_f32_ulps(
+            case, expect, elements.a, elements.b, elements.left))
+    for name in _whole_problem_defects(case, run):
+        if elements.left.size:
+            elements.take(name, elements.every())
+
+
+def _whole_problem_defects(case, run):
+    """The oneDNN defects that spoil every element of this problem (each
+    with its reproducer in tests/test_onednn.py)."""
+    out = []
+    simple = run.onednn_impl.startswith("simple")
+    if simple and any(v is not None and v.mask
+                      for v in (case.src_zero_point, case.dst_zero_point)):
+        out.append("onednn_masked_zero_points")
+    if any(v is not None and _gapped(v.mask) for v in (case.src_scales, case.dst_scales)):
+        out.append("onednn_gapped_scale_mask")
+    if simple and any(v is not None and v.data_type for v in (case.src_scales, case.dst_scales)):
+        out.append("onednn_narrow_scales")
+    if _nibble_defect(case, run):
+        out.append(_nibble_defect(case, run))
+    return out
 
 
 def _by_models(case, expect, flat_b, left, take):

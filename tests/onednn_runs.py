@@ -13,7 +13,6 @@ import dataclasses
 import numpy as np
 
 import clayout as cly
-from onednn_side import OneDNNRefuses  # noqa: F401 - the tests catch it from here
 from sweep_check import geometry, zero_elements
 from sweep_run import Prepared, create
 

@@ -40,8 +40,8 @@ import reference as ref
 from onednn_batches import BATCHES, case_of, problems_of
 from onednn_cases import problems
 from onednn_differences import CLASSES, compare
-from onednn_runs import OneDNNRefuses, run_both, run_clayout
-from onednn_side import OneDNNWorker
+from onednn_runs import run_both, run_clayout
+from onednn_side import OneDNNRefuses, OneDNNWorker
 from sweep_cases import Case, Layout, Values
 from sweep_run import Prepared
 
