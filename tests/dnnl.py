@@ -23,6 +23,7 @@ its axes permuted back; blocked outer strides it cannot describe
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import re
 import sys
@@ -93,14 +94,24 @@ def header_values(paths) -> tuple[dict, dict]:
     return values, enums
 
 
+@functools.lru_cache(maxsize=None)
+def headers(prefix: str = sys.prefix):
+    """(values, enums) of oneDNN's headers under ``prefix`` (header_values),
+    parsed once per process; None without them."""
+    include = os.path.join(prefix, "include", "oneapi", "dnnl")
+    if not os.path.isfile(os.path.join(include, HEADERS[-1])):
+        return None
+    return header_values(os.path.join(include, h) for h in HEADERS)
+
+
 def format_tags(prefix: str = sys.prefix) -> frozenset:
     """The names of oneDNN's format tags (dnnl_format_tag_t, less ``dnnl_``),
     from its headers alone (the library is not loaded); empty without them."""
-    include = os.path.join(prefix, "include", "oneapi", "dnnl")
-    if not os.path.isfile(os.path.join(include, HEADERS[-1])):
+    parsed = headers(prefix)
+    if parsed is None:
         return frozenset()
-    _, enums = header_values(os.path.join(include, h) for h in HEADERS)
-    return frozenset(name[5:] for name in enums["dnnl_format_tag_t"] if name.startswith("dnnl_"))
+    return frozenset(name[5:] for name in parsed[1]["dnnl_format_tag_t"]
+                     if name.startswith("dnnl_"))
 
 
 # -- errors ------------------------------------------------------------------------
@@ -152,13 +163,13 @@ class OneDNN:
     the values from its headers, one CPU engine and one stream."""
 
     def __init__(self, prefix: str = sys.prefix):
-        include = os.path.join(prefix, "include", "oneapi", "dnnl")
-        if not os.path.isfile(os.path.join(include, HEADERS[-1])):
+        parsed = headers(prefix)
+        if parsed is None:
+            include = os.path.join(prefix, "include", "oneapi", "dnnl")
             raise Unavailable(f"oneDNN's headers are not in {include}: pip install onednn-devel "
                               f"(make test installs the onednn extra)")
-        self.values, self.enums = header_values(os.path.join(include, h) for h in HEADERS)
-        self.tags = {name[5:] for name in self.enums["dnnl_format_tag_t"]
-                     if name.startswith("dnnl_")}
+        self.values, self.enums = parsed
+        self.tags = format_tags(prefix)
         self.lib = self._load(os.path.join(prefix, "lib"))
         self._declare()
         self.version = ".".join(str(self.values.get(f"DNNL_VERSION_{part}"))

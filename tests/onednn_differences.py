@@ -231,9 +231,10 @@ def compare(run):
     if np.array_equal(a, b):
         return Comparison(counts, unexplained)
     at = expect.dst_at.reshape(-1)
-    outside = np.nonzero((a != b) & ~_element_bytes(case.ddt, at, a.size))[0]
+    inside = _element_bytes(case.ddt, at, a.size)
+    outside = np.nonzero((a != b) & ~inside)[0]
     if outside.size:
-        name = _outside_class(case, run, expect, a, b, at)
+        name = _outside_class(case, run, expect, a, b, inside)
         if name:
             counts[name] = 1
         else:
@@ -308,10 +309,10 @@ def _past_the_end_class(case, run):
     return None
 
 
-def _outside_class(case, run, expect, a, b, at):
+def _outside_class(case, run, expect, a, b, inside):
     """The class of oneDNN's writes to bytes outside the elements (padding,
     gaps, a window's parent), or None."""
-    if _negative_zero_padding(case, expect, a, b, _element_bytes(case.ddt, at, a.size)):
+    if _negative_zero_padding(case, expect, a, b, inside):
         return "onednn_negative_zero_padding"
     if any(v is not None and _gapped(v.mask) for v in (case.src_scales, case.dst_scales)):
         return "onednn_gapped_scale_mask"  # (scales read past their array reach padding)

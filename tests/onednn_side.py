@@ -134,13 +134,18 @@ def _serve(conn, tests):
             conn.send(("error", f"{type(e).__name__}: {e}"))
 
 
+#: How long a worker may take to load oneDNN and make its engine.
+START_SECONDS = 120
+
+
 class OneDNNWorker:
     """oneDNN in a child process: `run` a problem there; started again after
-    a problem that crashes it or leaves its primitive creation failing.
-    Raises dnnl.Unavailable when oneDNN does not load."""
+    a problem that crashes it, hangs past ``timeout`` seconds or leaves its
+    primitive creation failing. Raises dnnl.Unavailable when oneDNN does not
+    load."""
 
-    def __init__(self):
-        self.restarts = 0
+    def __init__(self, timeout=120.0):
+        self.restarts, self.timeout = 0, timeout  # seconds one problem may take
         self._start()
 
     def _start(self):
@@ -150,6 +155,8 @@ class OneDNNWorker:
         self.process = context.Process(target=_serve, args=(child, tests), daemon=True)
         self.process.start()
         child.close()
+        if not self.conn.poll(START_SECONDS):
+            raise dnnl.Unavailable(f"oneDNN's worker did not start in {START_SECONDS} s")
         kind, text = self.conn.recv()
         if kind != "ready":
             raise dnnl.Unavailable(text)
@@ -171,6 +178,9 @@ class OneDNNWorker:
         AssertionError for a binding error."""
         try:
             self.conn.send((case, src_raw, dst_raw))
+            if not self.conn.poll(self.timeout):
+                self.restart()
+                raise OneDNNRefuses(f"hangs: oneDNN gave no answer in {self.timeout} s")
             answer = self.conn.recv()
         except (EOFError, BrokenPipeError, ConnectionResetError):
             self.restart()

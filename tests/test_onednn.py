@@ -54,15 +54,29 @@ SMALL_BATCH_STEP = int(os.environ.get("CLAYOUT_ONEDNN_BATCH_STEP", 3))
 REFUSED = (cly.InvalidArgumentError, cly.UnimplementedError)
 
 
+def _unavailable(error):
+    """Fail under CI (it installs oneDNN), skip with the reason elsewhere."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{error} -- CI requires oneDNN (make onednn)", pytrace=False)
+    pytest.skip(str(error))
+
+
+@pytest.fixture(scope="module")
+def lib():
+    """oneDNN in this process, for problems that cannot upset it."""
+    try:
+        return dnnl.onednn()
+    except dnnl.Unavailable as error:
+        _unavailable(error)
+
+
 @pytest.fixture(scope="module")
 def onednn():
     """oneDNN in its worker process (tests/onednn_side.py)."""
     try:
         worker = OneDNNWorker()
     except dnnl.Unavailable as error:
-        if os.environ.get("CI"):
-            pytest.fail(f"{error} -- CI requires oneDNN (make onednn)", pytrace=False)
-        pytest.skip(str(error))
+        _unavailable(error)
     yield worker
     worker.close()
 
@@ -170,11 +184,10 @@ def test_batch_files_are_there():
     ((3, 17, 2), "u8", {"tag": "bAc8a"}), ((20, 3, 2), "u8", {"tag": "bAc8a"}),
     ((5, 3, 18, 2), "f16", {"tag": "cAdB4a4b"}), ((4, 6), "s32", {"tag": "ba"}),
 ])
-def test_descriptors_from_clayout_lay_out_as_the_reference_says(dims, dt, kw):
+def test_descriptors_from_clayout_lay_out_as_the_reference_says(lib, dims, dt, kw):
     """A MemoryDesc through from_memory_desc: oneDNN's size is clayout's, and
     oneDNN's reorder of 0, 1, 2... from plain puts each at the reference's
     offset (tests/reference.py)."""
-    lib = dnnl.onednn() if _onednn_loads() else pytest.skip("oneDNN does not load")
     md = cly.MemoryDesc(dims, dt, **kw)
     desc = lib.from_memory_desc(md)
     assert desc.size == md.size
@@ -190,16 +203,6 @@ def test_descriptors_from_clayout_lay_out_as_the_reference_says(dims, dt, kw):
         offsets = ref.element_offsets(dims, strides=kw["strides"])
     got = out.read().view(ref.NP[dt])
     assert np.array_equal(got[offsets], values)
-
-
-def _onednn_loads():
-    try:
-        dnnl.onednn()
-        return True
-    except dnnl.Unavailable as error:
-        if os.environ.get("CI"):
-            pytest.fail(f"{error} -- CI requires oneDNN (make onednn)", pytrace=False)
-        return False
 
 
 # -- the comparison itself ---------------------------------------------------------
@@ -444,3 +447,25 @@ def test_the_worker_starts_again_after_a_poisoning_problem(onednn):
     problem = Prepared(plain)
     result, impl, _ = onednn.run(plain, problem.expect.src_raw, problem.expect.dst_raw)
     assert result.size == 64
+
+
+def test_the_worker_gives_up_on_a_problem_past_its_timeout():
+    """A oneDNN call that does not come back (here: a timeout far shorter
+    than a 4 MB transpose takes) is a refusal, not a hung suite; the worker
+    starts again."""
+    case = Case(1, 12, "reorder", (1024, 1024), "f32", "f32", Layout("ab"), Layout("ba"))
+    problem = Prepared(case)
+    try:
+        worker = OneDNNWorker()
+    except dnnl.Unavailable as error:
+        _unavailable(error)
+    try:
+        worker.timeout = 1e-6
+        with pytest.raises(OneDNNRefuses, match="hangs"):
+            worker.run(case, problem.expect.src_raw, problem.expect.dst_raw)
+        assert worker.restarts == 1
+        worker.timeout = 120.0
+        result, _, _ = worker.run(case, problem.expect.src_raw, problem.expect.dst_raw)
+        assert result.size == problem.expect.dst_raw.size
+    finally:
+        worker.close()
