@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY      = $(VENV)/bin/python
 
-.PHONY: demo test onednn onednn-diff test-pocl test-pocl-gpu test-intel test-sycl fuzz bench bench-sycl weights opencl intel-opencl sycl spirv-tools info clean ptx gpusim
+.PHONY: demo test onednn onednn-diff test-pocl test-pocl-gpu test-intel test-sycl fuzz bench bench-sycl weights opencl intel-opencl sycl spirv-tools info clean ptx gcn gpusim
 
 demo: opencl
 	$(PY) examples/quickstart.py
@@ -123,6 +123,18 @@ PTX_FLAGS ?=
 ptx: opencl
 	@bash scripts/ensure_ptx_tools.sh
 	$(PY) scripts/ptx_check.py --tests $(PTX_TESTS) $(PTX_FLAGS)
+
+# The same kernels compiled for AMD gfx90a (MI200) by clang's AMDGPU target
+# with ROCm's device libraries: failures, VGPRs, scratch (the target fails on
+# any: spills or private arrays in memory) and the share of 16-byte
+# (dwordx4) global loads and stores. Needs clang-15 and rocm-device-libs,
+# both installed when we may (not in CI).
+GCN_TESTS ?= tests/test_reorder_*.py tests/test_shuffle.py
+GCN_FLAGS ?=
+
+gcn: opencl
+	@bash scripts/ensure_gcn_tools.sh
+	$(PY) scripts/gcn_check.py --tests $(GCN_TESTS) $(GCN_FLAGS)
 
 # The GPU strategy's memory traffic without a GPU: its kernels on small
 # shapes under Oclgrind with the gpusim plugin (built from the shared
