@@ -72,10 +72,14 @@ def misses(f: dict, line: int, known: dict) -> tuple[list[str], list[str]]:
     what ``known`` still allows a case that is known to miss are apart."""
     out, allowed = [], []
     for side in ("ld", "st"):
-        if f[f"{side}_bytes"] < line:
-            out.append(f"{side} {f[f'{side}_bytes']:.0f} B < {line}")
-        if f[f"{side}_eff"] < MIN_EFFICIENCY:
-            out.append(f"{side} eff {f[f'{side}_eff']:.3f} < {MIN_EFFICIENCY}")
+        key = f"{side}_bytes"
+        if f[key] < line:
+            text = f"{side} {f[key]:.0f} B < {line}"
+            (allowed if f[key] >= known.get(key, line) else out).append(text)
+        key = f"{side}_eff"
+        if f[key] < MIN_EFFICIENCY:
+            text = f"{side} eff {f[key]:.3f} < {MIN_EFFICIENCY}"
+            (allowed if f[key] >= known.get(key, MIN_EFFICIENCY) else out).append(text)
     if f["conflict"] > MAX_CONFLICT:
         text = f"conflicts {f['conflict']:.2f} > {MAX_CONFLICT}"
         (allowed if f["conflict"] <= known.get("conflict", 0) else out).append(text)
