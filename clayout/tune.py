@@ -88,9 +88,11 @@ def candidates(strategy: str, quick: bool) -> list:
     if strategy == "cpu":
         grid = dict(block_sizes=[(8, 4), (16, 8, 4), (4,)], work_group=[256, 64],
                     byte_block_sizes=[(16, 8, 4), (8, 4)],
-                    items_per_unit=[2048, 8192], max_chunks=[1, 4])
+                    items_per_unit=[2048, 8192], max_chunks=[1, 4],
+                    unroll_elements=[256, 1])  # (1: no unrolled blocks)
         if quick:
-            grid = dict(block_sizes=grid["block_sizes"], work_group=grid["work_group"])
+            grid = dict(block_sizes=grid["block_sizes"], work_group=grid["work_group"],
+                        unroll_elements=grid["unroll_elements"])
     else:
         grid = dict(tile_bytes=[16 << 10, 8 << 10, 32 << 10], vector_bytes=[16, 8],
                     work_group=[256, 128], narrow_bytes=[16, 8])

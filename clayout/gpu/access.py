@@ -210,6 +210,9 @@ def _kind(plan: KernelPlan) -> str:
                 f"memory, read {tile.read.vec} and written {tile.write.vec} per access")
     if plan.block:
         return f"{plan.block}x{plan.block} register transposes"
+    if plan.unrolled:
+        return (f"unrolled: a block of {plan.item_elements} elements per work-item at "
+                f"constant offsets, stored {plan.vec} at a time")
     if plan.strategy == "gpu":
         return (f"striped: {plan.vec} elements per access"
                 f"{' (typed: aligned vectors)' if plan.aligned else ''}, "
@@ -227,7 +230,7 @@ def format_report(plan: KernelPlan, work_group: int | None = None,
     if plan.tile is not None:
         per_item = plan.tile.elements * moved / local
     else:
-        per_item = plan.items * plan.vec * max(plan.block, 1) * moved / plan.launch_items
+        per_item = plan.items * plan.item_elements * moved / plan.launch_items
     count = work_groups(plan, local)
     report = access_report(plan, local, range(count) if all_groups else None)
     which = f"all {count} work-groups" if all_groups else f"work-group 0 of {count}"

@@ -24,6 +24,7 @@ against it on every work-group.
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from .plan_types import (KernelPlan, constant_offsets, conversion, dim_offset, indexed_dims,
@@ -406,6 +407,57 @@ def _tiled(plan: KernelPlan, k: _Kernel, local: int, groups) -> None:
                 k.store_dst(d_off, write.vec)
 
 
+# -- templates/unrolled.cl.mako: a block at constant offsets ---------------
+
+def _unrolled(plan: KernelPlan, k: _Kernel, local: int, groups) -> None:
+    """Work-item t moves block t (and t + launch, ...): every element of
+    the block's loops, in their order, one load each; runs of ``plan.vec``
+    elements that are all data (or all padding) one store, else one store
+    each. The offsets come from the loop indices, as for striped plans."""
+    levels = plan.levels
+    loops = item_loops(plan)
+    inside = [list(range(levels[j].extent)) for j in plan.unrolled]
+    k.invariant = set()
+    for g in groups:
+        k.group = g
+        for lane in range(local):
+            k.lane = lane
+            if g * local + lane >= plan.launch_items:
+                continue
+            for chunk in range(plan.chunks):
+                item = g * local + lane + chunk * plan.launch_items
+                if item >= plan.items:
+                    break
+                a, rest = [0] * len(levels), item
+                for j, steps in loops:
+                    if steps is None:
+                        a[j] = rest
+                    else:
+                        rest, a[j] = divmod(rest, steps)
+                elements = []
+                for local_a in itertools.product(*inside):
+                    b = list(a)
+                    for j, x in zip(plan.unrolled, local_a):
+                        b[j] = x
+                    i = k.logical(b)
+                    elements.append((i, k.src_offset(b, i, shuffled=True), k.dst_offset(b)))
+                for start in range(0, len(elements), plan.vec):
+                    run = elements[start:start + plan.vec]
+                    pads = {k.padding(i) for i, _, _ in run}
+                    if plan.vec > 1 and pads == {True}:
+                        k.store_dst(run[0][2], plan.vec, zeros=True)
+                    elif plan.vec > 1 and pads == {False}:
+                        for i, s_off, _ in run:
+                            k.load_src(s_off, 1)
+                        k.store_dst(run[0][2], plan.vec)
+                    else:
+                        for i, s_off, d_off in run:
+                            if k.padding(i):
+                                k.store_dst(d_off, 1, zeros=True)
+                            else:
+                                k.convert(i, s_off, d_off, 1)
+
+
 def replay(plan: KernelPlan, local: int, groups: tuple) -> list[LaneAccess]:
     """Every memory access the work-items of work-groups ``groups`` of
     ``local`` work-items make running ``plan``'s kernel (both launches of
@@ -413,6 +465,8 @@ def replay(plan: KernelPlan, local: int, groups: tuple) -> list[LaneAccess]:
     k = _Kernel(plan)
     if plan.tile is not None:
         _tiled(plan, k, local, groups)
+    elif plan.unrolled:
+        _unrolled(plan, k, local, groups)
     elif plan.nibbles == "passes":  # two launches: even nibbles, then odd ones
         for parity in (0, 1):
             _striped(plan, k, local, groups, parity)

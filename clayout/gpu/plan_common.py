@@ -202,3 +202,26 @@ def nibble_mode(src_md, dst_md, levels, vec: int, linear) -> str | None:
     even = (vec % 2 == 0 and inner.dst_stride == 1 and dst_const % 2 == 0
             and all(lv.dst_stride % 2 == 0 for lv in levels[:-1]))
     return "pairs" if even else "passes"
+
+
+def split_at_source_blocks(levels: list[Level], src: MemoryDesc) -> list[Level]:
+    """Each loop over a dim the source blocks, cut where the source's blocks
+    of that dim end, so that every loop steps the source by a constant
+    (nChw16c -> nchw: c:256 becomes c:16 of 16 channels and c:16 of one)."""
+    out = []
+    for level in levels:
+        parts = [level]
+        if not level.merged:
+            (d,) = level.dims
+            bounds, size = [], 1
+            for block, idx in reversed(tuple(zip(src.inner_blks, src.inner_idxs))):
+                if idx == d:
+                    size *= block
+                    bounds.append(size)
+            for bound in reversed(bounds):  # outermost cut first
+                last = parts[-1]
+                top = last.mult * last.extent
+                if last.mult < bound < top and bound % last.mult == 0 and top % bound == 0:
+                    parts[-1:] = last.split(bound // last.mult)
+        out += parts
+    return out

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..memory_desc import MemoryDesc
 from .plan_common import (ELEMENTWISE_TYPES, chunks, nibble_mode, offset_bound, source_step,
-                          steps_evenly, typed_vectors, vector_ok)
+                          split_at_source_blocks, steps_evenly, typed_vectors, vector_ok)
 from .plan_types import KernelArg, KernelPlan, Level, constant_offsets, dim_offset, kind_mask
 from .tile import WARP, Tile, crosses, plan_tile
 from .tile_banks import bank_conflicts, choose_padding
@@ -25,29 +25,6 @@ from .tile_banks import bank_conflicts, choose_padding
 #: Local-memory bank conflicts (wavefronts over the fewest) past which the
 #: planner tries boxes of other sizes.
 MAX_CONFLICTS = 1.1
-
-
-def _split_at_source_blocks(levels: list[Level], src: MemoryDesc) -> list[Level]:
-    """Each loop over a dim the source blocks, cut where the source's blocks
-    of that dim end, so that every loop steps the source by a constant
-    (nChw16c -> nchw: c:256 becomes c:16 of 16 channels and c:16 of one)."""
-    out = []
-    for level in levels:
-        parts = [level]
-        if not level.merged:
-            (d,) = level.dims
-            bounds, size = [], 1
-            for block, idx in reversed(tuple(zip(src.inner_blks, src.inner_idxs))):
-                if idx == d:
-                    size *= block
-                    bounds.append(size)
-            for bound in reversed(bounds):  # outermost cut first
-                last = parts[-1]
-                top = last.mult * last.extent
-                if last.mult < bound < top and bound % last.mult == 0 and top % bound == 0:
-                    parts[-1:] = last.split(bound // last.mult)
-        out += parts
-    return out
 
 
 def _tile_vector_ok(levels, j: int, vec: int, reading: bool, src_md: MemoryDesc,
@@ -166,7 +143,7 @@ def plan_gpu(problem, profile, levels, common) -> KernelPlan:
     packed = src_md.dtype.packed or dst_md.dtype.packed  # no nibbles in local memory
     if not packed and (shuffle is not None or source_step(src_md, inner) != 1
                        or _short_runs(src_md, levels)):
-        split = _split_at_source_blocks(levels, src_md)
+        split = split_at_source_blocks(levels, src_md)
         steps = [source_step(src_md, lv) for lv in split]
         axis_levels = [j for j, lv in enumerate(split) if shuffle and lv.dims == (shuffle[0],)]
         lanes = profile.preferred_multiple if profile.preferred_multiple > 1 else tuning.lanes

@@ -16,6 +16,7 @@ plan_gpu.py).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..memory_desc import MemoryDesc, dims_text
@@ -154,6 +155,15 @@ class KernelPlan:
     tile: Tile | None = None          # each work-group moves a box through local memory
     nibbles: str | None = None        # a 4-bit destination: "pairs" or "passes" (below)
     typed_store: bool = False         # the destination's vectors by typed stores (proven aligned)
+    unrolled: tuple[int, ...] = ()    # levels each work-item runs whole, at constant offsets
+
+    @property
+    def item_elements(self) -> int:
+        """Destination elements one item moves (a striped plan's run, a
+        register transpose's block, an unrolled block)."""
+        if self.unrolled:
+            return math.prod(self.levels[j].extent for j in self.unrolled)
+        return self.vec * max(self.block, 1)
 
     @property
     def launch_items(self) -> int:

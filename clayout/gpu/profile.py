@@ -42,6 +42,11 @@ class Tuning:
     ``tile_bytes``, the most local memory a
     transpose's tile takes; ``lanes``, the warp its rows are shaped for where
     the device does not say its own.
+
+    ``unroll_elements``: the most elements of the destination's innermost
+    loops an unrolled block takes (gpu/plan_unrolled.py; a tile of the
+    source's contiguous loop may take it up to 4x); below 4, no unrolled
+    blocks (the tuner's candidate without them).
     """
 
     block_sizes: tuple[int, ...] = (8, 4)
@@ -54,6 +59,7 @@ class Tuning:
     vector_bytes: int = 16
     narrow_bytes: int = 16
     tile_bytes: int = 16 << 10
+    unroll_elements: int = 256
 
     def changes(self, base: "Tuning") -> dict:
         """The fields that differ from ``base``, as JSON values."""

@@ -13,6 +13,7 @@ from ..tags import LETTERS
 from .plan_types import (KernelArg, KernelPlan, constant_offsets, conversion, describe,
                          indexed_dims, item_loops, offset_terms, padded_dims, slice_strides,
                          striped_vector_values, tile_values)
+from .render_unrolled import render_unrolled
 from .templates import LOOKUP
 from .tile import crosses
 
@@ -109,6 +110,8 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
     c = _Expressions(plan.wide_index)
     if plan.tile is not None:
         return _render_tiled(plan, kernel_name, c)
+    if plan.unrolled:
+        return render_unrolled(plan, _values(plan, kernel_name, c), c)
     levels, vec = plan.levels, plan.vec
     last = len(levels) - 1
     inner = levels[last]

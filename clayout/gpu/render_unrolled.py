@@ -1,0 +1,140 @@
+"""Render an unrolled plan (gpu/plan_unrolled.py) with templates/unrolled.cl.mako.
+
+Python works out every element of the block: its offsets from the
+work-item's bases on both sides (numbers), whether it lies in the
+destination's padding (never, always, or a test on its indices), and
+which consecutive elements go out as one vector store. The template
+spells them; no device is needed.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from .plan_types import (KernelPlan, constant_offsets, dim_offset, indexed_dims, item_loops,
+                         offset_terms)
+from .plan_unrolled import has_outer, padding_kind
+
+
+@dataclass(frozen=True)
+class Element:
+    """One element of the block: source and destination offsets from the
+    bases, its indices (name, C expression) where needed, and its padding
+    ("always", a C test, or "")."""
+
+    src: int
+    dst: int
+    indices: tuple
+    padding: str
+    kind: str = "element"
+
+
+@dataclass(frozen=True)
+class Run:
+    """Consecutive destination elements stored as one vector: their source
+    offsets, the first's destination offset; all padding or none."""
+
+    src: tuple
+    dst: int
+    padding: bool
+    kind: str = "run"
+
+
+def block_elements(plan: KernelPlan):
+    """Every element of ``plan``'s block, in the destination's order of the
+    block's loops: (loop indices, logical index of each indexed dim inside
+    the block, source offset from the base, destination offset). A dim's
+    source offset at outer index o and block index l is off(o) + off(l) -
+    off(0) (plan_unrolled._separable): the base holds off(o), the element
+    off(l) - off(0)."""
+    levels, src = plan.levels, plan.src_md
+    needed = indexed_dims(plan)
+    shuffle = plan.shuffle
+    for a in itertools.product(*(range(levels[j].extent) for j in plan.unrolled)):
+        at = dict(zip(plan.unrolled, a))
+        local = {d: sum(at[j] * levels[j].mult for j in at if levels[j].dims == (d,)
+                        and not levels[j].merged) for d in needed}
+        s_off = sum(at[j] * levels[j].src_stride for j in at if levels[j].merged)
+        for d in needed:
+            p = local[d]
+            if shuffle is not None and shuffle[0] == d:  # (the axis lies in the block whole)
+                rows = src.dims[d] // shuffle[1]
+                p = (p % rows) * shuffle[1] + p // rows
+            s_off += dim_offset(src, d, p) - dim_offset(src, d, 0)  # (the bases add off(0))
+        d_off = sum(at[j] * levels[j].dst_stride for j in at)
+        yield a, local, s_off, d_off
+
+
+def block_parts(plan: KernelPlan, c) -> list:
+    """The block as the template writes it: Runs of ``plan.vec`` elements
+    where the plan has vectors, else Elements."""
+    dst = plan.dst_md
+    needed = indexed_dims(plan)
+    padded = [d for d in needed if dst.own_padded_dims[d] != dst.dims[d]]
+    valued = {d for arg in plan.args if arg.per_slice for d in range(dst.ndims)
+              if arg.mask >> d & 1}
+    elements = []
+    for _, local, s_off, d_off in block_elements(plan):
+        kinds = {d: padding_kind(plan, d, local[d]) for d in padded}
+        always = any(k == "always" for k in kinds.values())
+        tests = [d for d, k in kinds.items() if k == "test"]
+        names = sorted(set(tests) | valued) if not always else []
+        indices = tuple((f"i{d}", c.sum([f"i{d}_base" if has_outer(plan, d) else None],
+                                        local[d])) for d in names)
+        test = " || ".join(f"i{d} >= {c.lit(dst.dims[d])}" for d in tests)
+        elements.append(Element(s_off, d_off, indices, "always" if always else test))
+    if plan.vec == 1:
+        return elements
+    parts = []
+    for k in range(0, len(elements), plan.vec):
+        group = elements[k:k + plan.vec]
+        kinds = {e.padding for e in group}
+        if kinds in ({""}, {"always"}):
+            parts.append(Run(tuple(e.src for e in group), group[0].dst, kinds == {"always"}))
+        else:
+            parts += group  # (padding in part of the run, or tested: one by one)
+    return parts
+
+
+def render_unrolled(plan: KernelPlan, values: dict, c) -> str:
+    """The OpenCL C source of an unrolled plan; ``values`` are what every
+    template needs (render._values)."""
+    from .render import _level_text, _slice_index, render_template  # (render.py calls here)
+
+    levels = plan.levels
+    loops = item_loops(plan)
+    decomposition = [(f"l{j}", steps) for j, steps in loops]
+    src_const, dst_const = constant_offsets(plan.src_md, plan.dst_md, plan.linear)
+    outer = [j for j, _ in loops]
+    bases, s_terms = [], []
+    for d in indexed_dims(plan):
+        own = [c.times(f"l{j}", levels[j].mult) for j in outer
+               if levels[j].dims == (d,) and not levels[j].merged]
+        if not own:
+            continue
+        bases.append((f"i{d}_base", c.sum(own)))
+        p = f"i{d}_base"
+        if plan.src_md.padded_offsets[d]:
+            p = f"(i{d}_base + {c.lit(plan.src_md.padded_offsets[d])})"
+        s_terms += [c.term(p, t) for t in offset_terms(plan.src_md, d)]
+    const = src_const + sum(dim_offset(plan.src_md, d, 0) for d in indexed_dims(plan)
+                            if not has_outer(plan, d))
+    s_terms += [c.times(f"l{j}", levels[j].src_stride) for j in outer if levels[j].merged]
+    bases.append(("s_base", c.sum(s_terms, const)))
+    bases.append(("d_base", c.sum([c.times(f"l{j}", levels[j].dst_stride) for j in outer],
+                                  dst_const)))
+    size = 1
+    for j in plan.unrolled:
+        size *= levels[j].extent
+    work = f"moves a block of {size} elements at constant offsets"
+    if plan.vec > 1:
+        work += f", {plan.vec} at a time into the destination"
+    hint = (f"__attribute__((vec_type_hint({values['dst_type']}{plan.vec}))) "
+            if plan.vec > 1 else "")
+    return render_template(
+        "unrolled.cl.mako", **values, work=work, hint=hint,
+        block_comment=" ".join(_level_text(levels[j]) for j in plan.unrolled),
+        decomposition=decomposition, bases=bases, parts=block_parts(plan, c),
+        items=plan.items, chunks=plan.chunks, launch=plan.launch_items,
+        slice_index={arg.name: _slice_index(c, arg, plan.dst_md.dims) for arg in plan.args
+                     if arg.per_slice}, lane_args={})

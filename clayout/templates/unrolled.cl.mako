@@ -1,0 +1,109 @@
+## One unrolled kernel (gpu/plan_unrolled.py): each work-item moves one
+## block of elements at constant offsets from its bases. render_unrolled.py
+## supplies the block's offsets, element by element or in runs.
+<%namespace file="convert.cl.mako" import="*"/>\
+<%def name="decompose()">\
+## The work-item's loop indices from its number, fastest loop first, and
+## the block's bases: every division of the kernel is here, once a block.
+${idx} rest = item;
+% for var, extent in decomposition:
+%   if extent is None:
+const ${idx} ${var} = rest;
+%   else:
+const ${idx} ${var} = rest % ${lit(extent)};
+rest /= ${lit(extent)};
+%   endif
+% endfor
+% for name, expr in bases:
+const ${idx} ${name} = ${expr};
+% endfor
+</%def>\
+<%def name="element(e)">\
+## One element of the block: its indices where a value or a padding test
+## needs them, then read, convert, write.
+{
+% for name, expr in e.indices:
+    const ${idx} ${name} = ${expr};
+% endfor
+    const ${idx} s_off = s_base + ${lit(e.src)};
+    const ${idx} d_off = d_base + ${lit(e.dst)};
+% if e.padding == "always":
+    dst[d_off] = 0;  // padding
+% elif e.padding:
+    if (${e.padding}) {
+        dst[d_off] = 0;  // padding
+    } else {
+${indent(capture(convert_one), 8)}\
+    }
+% else:
+${indent(capture(convert_one), 4)}\
+% endif
+}
+</%def>\
+<%def name="convert_one()">\
+% if bit_copy:
+dst[d_off] = src[s_off];
+% elif saturate_only:
+dst[d_off] = convert_${dst_type}_sat(src[s_off]);
+% else:
+${ct} x = ${load(src_dt, "src", "s_off", 1)};
+${apply_attributes(1, "d_off")}\
+${store(dst_dt, "d_off", "x", 1)}\
+% endif
+</%def>\
+<%def name="run(r)">\
+## ${len(r.src)} consecutive destination elements gathered into one vector.
+<%
+    n = len(r.src)
+    at = [f"src[s_base + {lit(o)}]" for o in r.src]
+%>\
+% if r.padding:
+${vector_store(dst_dt, f"({dst_type}{n})0", f"d_base + {lit(r.dst)}", n)}\
+% elif bit_copy:
+${vector_store(dst_dt, f"({src_type}{n})({', '.join(at)})", f"d_base + {lit(r.dst)}", n)}\
+% elif saturate_only:
+${vector_store(dst_dt, f"convert_{dst_type}{n}_sat(({src_type}{n})({', '.join(at)}))", f"d_base + {lit(r.dst)}", n)}\
+% else:
+{
+    ${ct}${n} x = (${ct}${n})(${", ".join(capture(load, src_dt, "src", f"s_base + {lit(o)}", 1) for o in r.src)});
+${indent(capture(apply_attributes, n, None), 4)}\
+${indent(capture(store, dst_dt, f"d_base + {lit(r.dst)}", "x", n), 4)}\
+}
+% endif
+</%def>\
+<%def name="block()">\
+${decompose()}\
+% for part in parts:
+%   if part.kind == "run":
+${run(part)}\
+%   else:
+${element(part)}\
+%   endif
+% endfor
+</%def>\
+// clayout ${kind}: ${src_desc} -> ${dst_desc}
+// Each work-item ${work}.
+// Loops, outermost first: ${loops_comment}; in the block: ${block_comment}
+#pragma OPENCL FP_CONTRACT OFF
+${helper_functions()}
+__kernel ${hint}void ${name}(__global const ${src_type} *restrict src,
+        __global ${dst_type} *restrict dst${"".join(", " + declaration(a) for a in args.values())})
+{
+% if chunks > 1:
+    if (get_global_id(0) >= ${lit(launch)})
+        return;  // (the launch is rounded up to whole work-groups)
+    for (int chunk = 0; chunk < ${chunks}; ++chunk) {
+        const ${idx} item = get_global_id(0) + chunk * ${lit(launch)};
+%   if launch * chunks != items:
+        if (item >= ${lit(items)})
+            return;
+%   endif
+${indent(capture(block), 8)}\
+    }
+% else:
+    const ${idx} item = get_global_id(0);
+    if (item >= ${lit(items)})
+        return;
+${indent(capture(block), 4)}\
+% endif
+}
