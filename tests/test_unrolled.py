@@ -1,0 +1,169 @@
+"""The unrolled kernels (issue 36, gpu/plan_unrolled.py): each work-item
+moves a block of elements at constant offsets. Every weights format of the
+issue, both ways, with padding known at build time (3 input channels) and
+tested at run time (40 output channels over blocks of 16), 1-D and 3-D,
+grouped and depthwise; conversions as vectors (per-tensor scales) and
+element by element (per-channel scales, a sum, 8-bit floats); and the
+shuffles whose block cuts across the group digits. Each case checks that
+the CPU strategy planned it unrolled (else the shape went untested), then
+the result against tests/reference.py: bit for bit without attributes,
+padding zero."""
+import math
+
+import numpy as np
+import pytest
+
+import clayout as cly
+from reference import (assert_bytes, assert_padding_zero, assert_same, is_int, logical_of,
+                       per_slice, ref_reorder, ref_shuffle, sample_values)
+from reorder_runs import prefilled, src_memory
+from small_types_reference import encode
+
+#: dims, src tag, dst tag
+WEIGHTS = [
+    ((64, 48, 3, 3), "oihw", "OIhw4i16o4i"),
+    ((64, 48, 3, 3), "oihw", "OIhw16i16o"),
+    ((64, 48, 3, 3), "oihw", "OIhw8i8o"),
+    ((64, 48, 3, 3), "oihw", "IOhw16o16i"),
+    ((48, 64, 3, 3), "iohw", "OIhw16i16o"),
+    ((64, 48, 3, 3), "OIhw16i16o", "oihw"),
+    ((64, 48, 3, 3), "OIhw4i16o4i", "oihw"),
+    ((64, 48, 3, 3), "OIhw8i8o", "iohw"),
+    ((32, 3, 3, 3), "oihw", "OIhw16i16o"),       # a first layer: padding at build time
+    ((40, 32, 3, 3), "oihw", "OIhw16i16o"),      # 40 of 48: padding tested at run time
+    ((40, 20, 3, 3), "OIhw16i16o", "oihw"),      # a padded source
+    ((64, 48, 3), "oiw", "OIw16i16o"),
+    ((32, 32, 3, 3, 3), "oidhw", "OIdhw16i16o"),
+    ((2, 32, 48, 3, 3), "goihw", "gOIhw16i16o"),
+    ((64, 1, 1, 3, 3), "goihw", "Goihw16g"),
+    ((40, 1, 1, 3, 3), "goihw", "Goihw8g"),
+    ((64, 1, 1, 3, 3), "Goihw16g", "goihw"),
+]
+
+#: Where the innermost loop is contiguous on both sides, vectors serve, not
+#: unrolled blocks (hwio's o runs on in OIhw16i16o's 16o).
+VECTORS = [
+    ((48, 64, 3, 3), "hwio", "OIhw16i16o"),
+    ((32, 48, 3, 3), "hwio", "OIhw4i16o4i"),
+    ((64, 48, 3, 3), "OIhw8i8o", "hwio"),
+]
+
+
+def _run(engine, dims, s_tag, sdt, d_tag, ddt, attr=None, shuffle=None, old=None,
+         unrolled=True):
+    rng = np.random.default_rng(36)
+    values = sample_values(sdt, dims, rng, specials=False)
+    src_md, src = src_memory(engine, dims, sdt, s_tag, values)
+    dst_md = cly.MemoryDesc(dims, ddt, tag=d_tag)
+    if old is not None:
+        dst_md, dst = src_memory(engine, dims, ddt, d_tag, old)
+    else:
+        dst = prefilled(dst_md, engine)
+    if shuffle is None:
+        primitive = cly.Reorder(src_md, dst_md, engine=engine, attr=attr)
+    else:
+        primitive = cly.Shuffle(src_md, 1, shuffle[0], backward=shuffle[1], engine=engine,
+                                dst_md=dst_md)
+    stream = cly.Stream(engine)
+    primitive.execute(stream, src, dst)
+    stream.wait()
+    plan = primitive._implementation.plan
+    assert bool(plan.unrolled) == unrolled, f"{s_tag} -> {d_tag} {dims}: {plan.levels}"
+    return values, dst.raw()
+
+
+@pytest.mark.parametrize("case", WEIGHTS + VECTORS,
+                         ids=lambda c: f"{c[1]}->{c[2]}-{'x'.join(map(str, c[0]))}")
+def test_weights_move_bit_for_bit(cpu_engine, case):
+    dims, s_tag, d_tag = case
+    values, raw = _run(cpu_engine, dims, s_tag, "f32", d_tag, "f32", unrolled=case in WEIGHTS)
+    want, _ = ref_reorder(values, "f32", "f32")
+    assert_same(logical_of(raw, dims, d_tag, "f32"), want, src=values)
+    assert_padding_zero(raw, dims, d_tag, "f32")
+
+
+#: Conversions: vectors of gathered elements (bit copies, saturation, per-
+#: tensor scales) and elements one by one (per-channel scales, a sum, 8-bit
+#: floats, runtime padding).
+CONVERSIONS = [
+    # dims, src tag, src type, dst tag, dst type, attribute
+    ((64, 48, 3, 3), "oihw", "f32", "OIhw16i16o", "bf16", None),
+    ((64, 48, 3, 3), "oihw", "bf16", "OIhw16i16o", "bf16", None),
+    ((64, 48, 3, 3), "OIhw16i16o", "bf16", "oihw", "f32", None),
+    ((64, 48, 3, 3), "oihw", "f32", "OIhw4i16o4i", "s8", "scale"),
+    ((64, 48, 3, 3), "oihw", "s8", "OIhw4i16o4i", "s8", None),
+    ((40, 48, 3, 3), "oihw", "f32", "OIhw4i16o4i", "s8", "per-output-channel"),
+    ((64, 48, 3, 3), "oihw", "f32", "OIhw16i16o", "f16", "sum"),
+    ((64, 48, 3, 3), "oihw", "f32", "OIhw16i16o", "f8_e4m3", None),
+    ((64, 48, 3, 3), "oihw", "f8_e5m2", "OIhw16i16o", "f8_e5m2", None),
+    ((32, 3, 3, 3), "oihw", "s32", "OIhw16i16o", "u8", None),
+]
+
+
+@pytest.mark.parametrize("case", CONVERSIONS,
+                         ids=lambda c: f"{c[2]}:{c[1]}->{c[4]}:{c[3]}-{c[5]}")
+def test_weights_convert_as_the_reference_says(cpu_engine, case):
+    dims, s_tag, sdt, d_tag, ddt, kind = case
+    rng = np.random.default_rng(7)
+    attr, kwargs, old = None, {}, None
+    if kind == "scale":
+        attr = cly.Attr(src_scales=0.5)
+        kwargs["src_scale"] = np.float32(0.5)
+    elif kind == "per-output-channel":
+        scales = rng.uniform(0.1, 4, dims[0]).astype(np.float32)
+        attr = cly.Attr(dst_scales=cly.Scales(scales, mask=1))
+        kwargs["dst_scale"] = per_slice(scales, 1, dims)
+    elif kind == "sum":
+        old = sample_values(ddt, dims, rng, specials=False)
+        attr = cly.Attr(sum_beta=0.5)
+        kwargs.update(beta=0.5, old=old)
+    values, raw = _run(cpu_engine, dims, s_tag, sdt, d_tag, ddt, attr=attr, old=old)
+    if ddt == "f8_e4m3":  # (the tests' own encoder: tests/small_types_reference.py)
+        codes = np.vectorize(lambda x: encode(x, ddt))(values.astype(np.float64))
+        assert_bytes(logical_of(raw, dims, d_tag, ddt).view(np.uint8), codes.astype(np.uint8))
+        return
+    want, pre = ref_reorder(values, sdt, ddt, **kwargs)
+    assert_same(logical_of(raw, dims, d_tag, ddt), want, src=values, pre=pre,
+                quantized=attr is not None and is_int(ddt))
+    assert_padding_zero(raw, dims, d_tag, ddt)
+
+
+SHUFFLES = [
+    # dims, tag, group, backward, type
+    ((2, 272, 5, 5), "nChw16c", 4, False, "f32"),
+    ((2, 116, 5, 5), "nChw16c", 4, False, "f32"),
+    ((2, 116, 5, 5), "nChw8c", 4, False, "f32"),
+    ((2, 58, 5, 5), "nChw16c", 2, False, "f32"),
+    ((2, 58, 5, 5), "nChw8c", 2, True, "f32"),
+    ((2, 116, 5, 5), "nChw16c", 4, True, "bf16"),
+    ((2, 116, 5, 5), "nChw16c", 4, False, "s8"),
+]
+
+
+@pytest.mark.parametrize("case", SHUFFLES,
+                         ids=lambda c: f"{c[4]}-{c[1]}-C{c[0][1]}-g{c[2]}{'-bwd' if c[3] else ''}")
+def test_blocked_shuffles_move_bit_for_bit(cpu_engine, case):
+    dims, tag, group, backward, dt = case
+    values, raw = _run(cpu_engine, dims, tag, dt, tag, dt, shuffle=(group, backward))
+    want = ref_shuffle(values, 1, group, backward)
+    assert_same(logical_of(raw, dims, tag, dt), want, src=values)
+    assert_padding_zero(raw, dims, tag, dt)
+
+
+def test_the_block_holds_no_division_per_element():
+    """What makes the shape fast: the block's offsets are literals, and
+    the only divisions are the work-item's, once per block."""
+    from clayout.gpu.plan import plan_kernel
+    from clayout.gpu.profile import DeviceProfile
+    from clayout.gpu.render import render_kernel
+    from clayout.problem import Problem
+
+    dims = (64, 48, 3, 3)
+    problem = Problem("reorder", cly.MemoryDesc(dims, "f32", tag="oihw"),
+                      cly.MemoryDesc(dims, "f32", tag="OIhw4i16o4i"))
+    plan = plan_kernel(problem, DeviceProfile())
+    code = render_kernel(plan)
+    body = code[code.index("d_base = "):]
+    assert plan.unrolled and plan.item_elements == 256
+    assert body.count("vstore4(") == 64 and "/" not in body and "%" not in body
+    assert math.prod(lv.extent for lv in plan.levels) == plan.items * plan.item_elements
