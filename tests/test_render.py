@@ -1,5 +1,6 @@
 """Kernel plans and rendering need no device: the choices they make, and the
 rendered kernels of the benchmark cases against reviewed golden files."""
+import dataclasses
 import os
 import pathlib
 
@@ -16,6 +17,9 @@ from clayout.gpu.render import render_kernel, render_template
 from clayout.problem import Problem
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
+#: The CPU strategy without unrolled blocks (gpu/plan_unrolled.py).
+NO_UNROLL = dataclasses.replace(CPU_PROFILE, tuning=dataclasses.replace(CPU_PROFILE.tuning,
+                                                                       unroll_elements=1))
 
 
 def plan_of(src_md, dst_md, attr=None, shuffle=None, kind=None, profile=CPU_PROFILE):
@@ -137,9 +141,17 @@ def test_per_channel_scales_index_a_buffer():
 
 
 def test_shuffle_permutes_the_source_index_once():
+    """Element by element (the shape without unrolled blocks) the shuffled
+    index is worked out once; in an unrolled block it is in the constants
+    (destination channels 0-3 read source channels 0, 3, 6 and 9: the
+    last two in the next blocks of 4 channels, 64 bytes a block)."""
     m = md((2, 12, 4, 4), "s8", "nChw4c")
-    _, code = source(m, m, shuffle=(1, 3))
+    plan = plan_of(m, m, shuffle=(1, 3), profile=NO_UNROLL)
+    code = render_kernel(plan)
     assert code.count("(i1 % 4u) * 3u + i1 / 4u") == 1 and "c1 / 4u" in code
+    plan, code = source(m, m, shuffle=(1, 3))
+    assert plan.unrolled and "%" not in code[code.index("d_base = "):]
+    assert "src[s_base + 0u], src[s_base + 3u], src[s_base + 66u], src[s_base + 129u]" in code
 
 
 def test_same_type_without_attributes_is_a_bit_copy():

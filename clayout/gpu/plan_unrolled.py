@@ -146,12 +146,15 @@ def _run_width(problem, common, levels, unrolled) -> int:
     block (Intel's compiler keeps such a kernel's vectors with
     vec_type_hint; element stores were 0.45 of copy there against 0.82);
     1 where an element needs its own indices (per-slice values, a sum, a
-    padding test at run time) or a one-value helper (8-bit floats)."""
+    padding test at run time), a one-value helper (8-bit floats converted)
+    or vstore_half (into f16: one store per element on PoCL, whatever n)."""
     dst_md, last = common["dst_md"], len(levels) - 1
     inner = levels[last]
     if (last not in unrolled or inner.dst_stride != 1 or problem.attr_kinds[4]
             or any(arg.per_slice for arg in common["args"])
-            or any(md.data_type.startswith("f8") for md in (common["src_md"], dst_md))):
+            or any(md.data_type.startswith("f8") for md in (common["src_md"], dst_md))
+            and not problem.moves_bits
+            or dst_md.data_type == "f16" and not problem.moves_bits):
         return 1
     width = 16 * 8 // dst_md.dtype.bits
     while width > 1 and inner.extent % width:

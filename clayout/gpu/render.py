@@ -13,7 +13,7 @@ from ..tags import LETTERS
 from .plan_types import (KernelArg, KernelPlan, constant_offsets, conversion, describe,
                          indexed_dims, item_loops, offset_terms, padded_dims, slice_strides,
                          striped_vector_values, tile_values)
-from .render_unrolled import render_unrolled
+from .render_unrolled import unrolled_values
 from .templates import LOOKUP
 from .tile import crosses
 
@@ -111,7 +111,12 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
     if plan.tile is not None:
         return _render_tiled(plan, kernel_name, c)
     if plan.unrolled:
-        return render_unrolled(plan, _values(plan, kernel_name, c), c)
+        values = _values(plan, kernel_name, c)
+        return render_template(
+            "unrolled.cl.mako", **values, **unrolled_values(plan, c, values["dst_type"]),
+            block_comment=" ".join(_level_text(plan.levels[j]) for j in plan.unrolled),
+            slice_index={arg.name: _slice_index(c, arg, dst.dims) for arg in plan.args
+                         if arg.per_slice}, lane_args={})
     levels, vec = plan.levels, plan.vec
     last = len(levels) - 1
     inner = levels[last]

@@ -96,11 +96,11 @@ def block_parts(plan: KernelPlan, c) -> list:
     return parts
 
 
-def render_unrolled(plan: KernelPlan, values: dict, c) -> str:
-    """The OpenCL C source of an unrolled plan; ``values`` are what every
-    template needs (render._values)."""
-    from .render import _level_text, _slice_index, render_template  # (render.py calls here)
-
+def unrolled_values(plan: KernelPlan, c, dst_type: str) -> dict:
+    """What templates/unrolled.cl.mako needs of an unrolled plan beyond
+    every template's values: the item's loops and bases, the block's
+    parts, the description, the vector hint (``dst_type``: the
+    destination's storage type)."""
     levels = plan.levels
     loops = item_loops(plan)
     decomposition = [(f"l{j}", steps) for j, steps in loops]
@@ -123,18 +123,10 @@ def render_unrolled(plan: KernelPlan, values: dict, c) -> str:
     bases.append(("s_base", c.sum(s_terms, const)))
     bases.append(("d_base", c.sum([c.times(f"l{j}", levels[j].dst_stride) for j in outer],
                                   dst_const)))
-    size = 1
-    for j in plan.unrolled:
-        size *= levels[j].extent
-    work = f"moves a block of {size} elements at constant offsets"
+    work = f"moves a block of {plan.item_elements} elements at constant offsets"
     if plan.vec > 1:
         work += f", {plan.vec} at a time into the destination"
-    hint = (f"__attribute__((vec_type_hint({values['dst_type']}{plan.vec}))) "
-            if plan.vec > 1 else "")
-    return render_template(
-        "unrolled.cl.mako", **values, work=work, hint=hint,
-        block_comment=" ".join(_level_text(levels[j]) for j in plan.unrolled),
-        decomposition=decomposition, bases=bases, parts=block_parts(plan, c),
-        items=plan.items, chunks=plan.chunks, launch=plan.launch_items,
-        slice_index={arg.name: _slice_index(c, arg, plan.dst_md.dims) for arg in plan.args
-                     if arg.per_slice}, lane_args={})
+    hint = f"__attribute__((vec_type_hint({dst_type}{plan.vec}))) " if plan.vec > 1 else ""
+    return dict(work=work, hint=hint, decomposition=decomposition, bases=bases,
+                parts=block_parts(plan, c), items=plan.items, chunks=plan.chunks,
+                launch=plan.launch_items)
