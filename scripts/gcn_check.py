@@ -5,13 +5,17 @@ writes, one per program) goes through clang's AMDGPU target for gfx90a
 (MI200) with ROCm's device libraries (Debian's rocm-device-libs), to
 assembly. From the assembly's metadata it reports per kernel and in total:
 failures (with their first error lines), VGPRs, scratch (private segment)
-bytes, and how wide the global loads and stores are: the share that are
+bytes, AGPRs, and how wide the global loads and stores are: the share that are
 16-byte (``global_load_dwordx4``, ``global_store_dwordx4``) and 8-byte
 (``..._dwordx2``) among the vector memory instructions that reach global
 memory. Counts are static (instructions in the code, not executions).
 
 Scratch is the GCN analogue of ptxas's spills: registers spilled to memory,
-or a private array the compiler could not keep in registers. On gfx9 clang
+or a private array the compiler could not keep in registers. On gfx90a the
+VGPR count (``.vgpr_count``) is the unified file's: the 256 architectural
+VGPRs and the accumulation registers (AGPRs) above them, which the compiler
+also fills when a kernel needs more than 256 (copies, not scratch): such
+kernels are listed (AGPRS) with their occupancy, without failing. On gfx9 clang
 addresses global memory with ``global_*`` instructions and scratch with
 ``buffer_*`` ones through the private segment's descriptor, so ``buffer_*``
 accesses are counted apart (``scratch ld/st``), not as global traffic, as
@@ -270,6 +274,7 @@ def summarise(kernels: list[dict]) -> dict:
              "failures": len(kernels) - len(ok),
              "scratching": sum(1 for k in ok if uses_scratch(k)),
              "scratch_bytes": sum(k["scratch"] for k in ok),
+             "using_agprs": sum(1 for k in ok if k["agprs"]),
              "min_vgprs": min(vgprs, default=0), "max_vgprs": max(vgprs, default=0),
              "median_vgprs": statistics.median(vgprs) if vgprs else 0,
              "max_lds": max((k["lds"] for k in ok), default=0)}
@@ -310,6 +315,10 @@ def report(runs: dict[str, list[dict]], per_kernel: bool) -> str:
                 lines.append(f"SCRATCH [{label}] {k['kernel']} ({k['file']}): {k['scratch']} "
                              f"bytes{stack}, {k['vgprs']} VGPRs, {k['vgpr_spills']} VGPRs "
                              f"spilled, {k['sgpr_spills']} SGPRs spilled")
+            elif k["agprs"]:
+                lines.append(f"AGPRS [{label}] {k['kernel']} ({k['file']}): {k['agprs']} AGPRs "
+                             f"of {k['vgprs']} VGPRs in all, occupancy {k['occupancy']} "
+                             f"waves per SIMD (no scratch)")
     if lines:
         lines.append("")
     groups = defaultdict(list)
@@ -331,7 +340,8 @@ def report(runs: dict[str, list[dict]], per_kernel: bool) -> str:
                  "scratch (buffer_) loads and stores")
     t = summarise(unique)
     lines.append(f"{t['kernels']} kernels in {t['programs']} programs, {t['failures']} failed, "
-                 f"{t['scratching']} with scratch ({t['scratch_bytes']} bytes); VGPRs min "
+                 f"{t['scratching']} with scratch ({t['scratch_bytes']} bytes), "
+                 f"{t['using_agprs']} using AGPRs; VGPRs min "
                  f"{t['min_vgprs']}, median {t['median_vgprs']:g}, max {t['max_vgprs']}; "
                  f"LDS max {t['max_lds']} bytes")
     return "\n".join(lines)
