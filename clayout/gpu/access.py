@@ -234,7 +234,7 @@ def format_report(plan: KernelPlan, work_group: int | None = None,
     count = work_groups(plan, local)
     report = access_report(plan, local, range(count) if all_groups else None)
     which = f"all {count} work-groups" if all_groups else f"work-group 0 of {count}"
-    lines = [f"strategy {plan.strategy}: {_kind(plan)}",
+    lines = [f"strategy {plan.strategy}, shape {plan.shape or '-'}: {_kind(plan)}",
              "NDRange {}, local {}".format(*plan.ndrange(local))
              + f"; {per_item:.0f} bytes read and written per work-item",
              f"memory accesses of {which} ({local} work-items, warps of {WARP}), "

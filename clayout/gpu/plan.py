@@ -20,20 +20,21 @@ size, so that a launch has about as many work-items as the device runs well.
 Nothing here touches OpenCL: plans can be made and rendered without a device.
 
 This module builds the levels (a shuffle seen as a reorder of one more
-dim) and hands them to the strategy's planner: plan_cpu.py (a run per
-work-item, register transposes) or plan_gpu.py (striped, or tiled through
-local memory: tile.py), both with plan_common.py's checks of vectors,
-alignment and 4-bit destinations. The plan's types, and the queries the
+dim) and hands them to the strategy's kernel shapes, tried in order
+(shapes.py): for the CPU strategy register transposes, unrolled blocks,
+runs per work-item (plan_cpu.py, plan_unrolled.py); for the GPU strategy
+boxes tiled through local memory (tile.py), striped walks (plan_gpu.py);
+all with plan_common.py's checks of vectors, alignment and 4-bit
+destinations. The plan's types, and the queries the
 renderer and the access report share, are in plan_types.py.
 """
 from __future__ import annotations
 
 from ..memory_desc import MemoryDesc
 from ..problem import Problem
-from .plan_cpu import plan_cpu
-from .plan_gpu import plan_gpu
 from .plan_types import KernelPlan, Level, kernel_args, kind_mask
 from .profile import DeviceProfile
+from .shapes import Loops, first_plan
 
 
 def _dst_levels(md: MemoryDesc) -> list[Level]:
@@ -144,6 +145,5 @@ def plan_kernel(problem: Problem, profile: DeviceProfile) -> KernelPlan:
                   attr_kinds=kinds, shuffle=shuffle, compute=compute, linear=frozenset(linear),
                   args=kernel_args(kinds),
                   work_group=min(tuning.work_group, profile.max_work_group_size))
-    if profile.strategy == "gpu":
-        return plan_gpu(problem, profile, levels, common)
-    return plan_cpu(problem, profile, levels, special, padded, common)
+    return first_plan(Loops(problem, profile, tuple(levels), frozenset(special),
+                            frozenset(padded), common))

@@ -1,10 +1,10 @@
-"""The CPU strategy's planner: each work-item its own run of the destination.
-
-Where the destination's innermost loop strides through the source, a run
-is a BxB block transposed in registers (``_block_transpose``), or the
-source's most contiguous loop is tiled next to it so that work-items
-running together read whole cache lines (``_tile_for_source``); else a
-run of the innermost loop, moved as one vector where both sides allow.
+"""Two of the CPU strategy's kernel shapes (gpu/shapes.py), each work-item
+its own part of the destination: a BxB block transposed in registers
+where the destination's innermost loop strides through the source
+(``plan_register_transpose``), and runs of the innermost loop
+(``plan_runs``), moved as one vector where both sides allow, the
+source's most contiguous loop tiled next to it where it is not, so that
+work-items running together read whole cache lines.
 """
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from ..memory_desc import MemoryDesc
 from .plan_common import (ELEMENTWISE_TYPES, chunks, innermost_block, nibble_mode, offset_bound,
                           source_step, typed_vectors, vector_ok)
 from .plan_types import KernelPlan, Level, kind_mask
-from .plan_unrolled import plan_unrolled
 
 
 def _tile_for_source(src: MemoryDesc, levels: list[Level], tuning) -> tuple[list[Level], bool]:
@@ -69,64 +68,74 @@ def _block_transpose(src: MemoryDesc, levels: list[Level], special: set, sizes):
     return None
 
 
-def plan_cpu(problem, profile, levels, special, padded, common) -> KernelPlan:
-    """Each work-item its own run of the destination (PoCL runs work-items
-    of a group one after another, so a run per work-item reads as a loop)."""
+def plan_register_transpose(loops) -> KernelPlan | None:
+    """Where the destination's innermost loop strides through the source:
+    each work-item a BxB block transposed in registers (``_block_transpose``),
+    or None where no block serves. A register transpose converts whole
+    vectors: not into f16 (no vector store rounds to it without
+    cl_khr_fp16 arithmetic), not with a sum (the old destination would be
+    read transposed), not in double, not a shuffle."""
+    problem, profile, common = loops.problem, loops.profile, loops.common
     src_md, dst_md, kinds = common["src_md"], common["dst_md"], problem.attr_kinds
-    tuning = profile.tuning
-    # A register transpose converts whole vectors: not into f16 (no vector
-    # store rounds to it without cl_khr_fp16 arithmetic), not with a sum
-    # (the old destination would be read transposed), not in double.
-    transposable = (common["shuffle"] is None and not kinds[4] and common["compute"] == "float"
-                    and (problem.moves_bits or dst_md.data_type != "f16")
-                    and src_md.data_type not in ELEMENTWISE_TYPES
-                    and dst_md.data_type not in ELEMENTWISE_TYPES)
+    if not (common["shuffle"] is None and not kinds[4] and common["compute"] == "float"
+            and (problem.moves_bits or dst_md.data_type != "f16")
+            and src_md.data_type not in ELEMENTWISE_TYPES
+            and dst_md.data_type not in ELEMENTWISE_TYPES):
+        return None
     # The loaded vectors may run along a masked dim when its values are
     # consecutive in every per-slice array (the mask's last dim): they are
     # then loaded as vectors too (per-channel scales for nChw16c -> nchw).
     # Grouped values are not: one value covers several lanes.
     masks = [kind_mask(kind) for kind in kinds[:4]]
-    lanes_ok = {d for d in range(dst_md.ndims) if d not in padded and all(
+    lanes_ok = {d for d in range(dst_md.ndims) if d not in loops.padded and all(
         not (mask and mask >> d & 1) or mask.bit_length() - 1 == d and not isinstance(kind, tuple)
         for mask, kind in zip(masks, kinds[:4]))}
+    tuning = profile.tuning
     sizes = tuning.byte_block_sizes if dst_md.dtype.bits == 8 else tuning.block_sizes
-    blocked = (_block_transpose(src_md, levels, special - lanes_ok, sizes)
-               if transposable else None)
+    blocked = _block_transpose(src_md, list(loops.levels), loops.special - lanes_ok, sizes)
     if not blocked:
-        # Where no register transpose serves, a block at constant offsets
-        # (weights formats, blocked shuffles; measured in plan_unrolled.py).
-        # Where one does (nChw16c -> nchw: 1.07 of copy on PoCL against 0.74
-        # unrolled), it stays.
-        unrolled = plan_unrolled(problem, profile, levels, common)
-        if unrolled is not None:
-            return unrolled
-    if blocked:
-        levels, block = blocked
-        # The block's B source steps live inside the work-item, not in its number.
-        fastest = (len(levels) - 1,) + tuple(range(len(levels) - 3, -1, -1))
-        vec = block
-    else:
-        block = 0
-        levels, tiled = _tile_for_source(src_md, levels, tuning)
-        # Work-items step the innermost loop fastest, or the source tile when there is one.
-        fastest = tuple(range(len(levels) - 1, -1, -1))
-        if tiled:
-            fastest = (fastest[1], fastest[0]) + fastest[2:]
-        inner = levels[-1]
-        # Measured on PoCL: a work-item that also ran the next loop out (64
-        # elements for OIhw4i16o4i) was 1.8x slower than 4 elements per item.
-        # Whole vectors where both sides are contiguous along the innermost
-        # loop (measured on PoCL, f32->s8: 8.7 ms against 13.7 ms): the
-        # longest run that moves as one (a group of 8 values: 8), else the
-        # longest run.
-        runs = [v for v in (16, 8, 4, 2, 1) if inner.extent % v == 0]
-        vec = next((v for v in runs if vector_ok(src_md, dst_md, levels, v, kinds,
-                                                  common["linear"], common["compute"],
-                                                  common["shuffle"])), runs[0])
+        return None
+    levels, block = blocked
+    # The block's B source steps live inside the work-item, not in its number.
+    fastest = (len(levels) - 1,) + tuple(range(len(levels) - 3, -1, -1))
+    return _plan(loops, levels, block, block, fastest, vector=False)
+
+
+def plan_runs(loops) -> KernelPlan:
+    """Each work-item its own run of the destination's innermost loop (PoCL
+    runs work-items of a group one after another, so a run per work-item
+    reads as a loop), moved as one vector where both sides allow; where
+    that loop strides through the source, a tile of the source's most
+    contiguous loop next to it (``_tile_for_source``). Serves every problem."""
+    problem, common = loops.problem, loops.common
+    src_md, dst_md, kinds = common["src_md"], common["dst_md"], problem.attr_kinds
+    levels, tiled = _tile_for_source(src_md, list(loops.levels), loops.profile.tuning)
+    # Work-items step the innermost loop fastest, or the source tile when there is one.
+    fastest = tuple(range(len(levels) - 1, -1, -1))
+    if tiled:
+        fastest = (fastest[1], fastest[0]) + fastest[2:]
     inner = levels[-1]
+    # Measured on PoCL: a work-item that also ran the next loop out (64
+    # elements for OIhw4i16o4i) was 1.8x slower than 4 elements per item.
+    # Whole vectors where both sides are contiguous along the innermost
+    # loop (measured on PoCL, f32->s8: 8.7 ms against 13.7 ms): the
+    # longest run that moves as one (a group of 8 values: 8), else the
+    # longest run.
+    runs = [v for v in (16, 8, 4, 2, 1) if inner.extent % v == 0]
+    vec = next((v for v in runs if vector_ok(src_md, dst_md, levels, v, kinds,
+                                              common["linear"], common["compute"],
+                                              common["shuffle"])), runs[0])
+    vector = vector_ok(src_md, dst_md, levels, vec, kinds, common["linear"],
+                       common["compute"], common["shuffle"])
+    return _plan(loops, levels, vec, 0, fastest, vector)
+
+
+def _plan(loops, levels, vec: int, block: int, fastest, vector: bool) -> KernelPlan:
+    """The CPU strategy's plan of these loops: items, chunks, index width,
+    typed stores and 4-bit writes, the same for both of its shapes."""
+    common, profile = loops.common, loops.profile
+    src_md, dst_md = common["src_md"], common["dst_md"]
     items = math.prod(lv.extent for lv in levels) // vec // max(block, 1)
-    vector = not block and vector_ok(src_md, dst_md, levels, vec, kinds, common["linear"],
-                                      common["compute"], common["shuffle"])
     # PoCL splits vstoreN of 1- and 2-byte elements into N stores (f32 ->
     # f8_e4m3: 0.5 of copy, 0.85 with one typed store): typed stores where
     # every vector or transposed row provably starts on its size.

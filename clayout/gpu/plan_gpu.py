@@ -1,9 +1,10 @@
-"""The GPU strategy's planner: neighbouring work-items on neighbouring
-addresses on both sides.
+"""The GPU strategy's kernel shapes (gpu/shapes.py): neighbouring
+work-items on neighbouring addresses on both sides.
 
-A striped walk where both sides share the innermost loop (vectors as wide
-as the tuning asks for, typed where proven aligned), else a box that a
-work-group transposes through local memory (gpu/tile.py): its rows chosen
+A box that a work-group transposes through local memory (``plan_tiled``,
+gpu/tile.py) where the innermost loop strides through the source, else a
+striped walk (``plan_striped``: vectors as wide as the tuning asks for,
+typed where proven aligned). A box has its rows chosen
 to start on 32-byte sectors, its vectors where masks, padding and the
 shuffle allow, its local-memory padding against bank conflicts
 (gpu/tile_banks.py).
@@ -133,91 +134,107 @@ def _vector_widths(src_md: MemoryDesc, dst_md: MemoryDesc, tuning) -> list[int]:
     return [v for v in (16, 8, 4, 2) if v <= want]
 
 
-def plan_gpu(problem, profile, levels, common) -> KernelPlan:
-    """Neighbouring work-items on neighbouring addresses on both sides: a
-    striped walk where both sides share the innermost loop, else a box
-    transposed through local memory by a work-group (gpu/tile.py)."""
+def plan_tiled(loops) -> KernelPlan | None:
+    """Where the destination's innermost loop strides through the source
+    (or a shuffle reads its axis out of order, or the source's runs are
+    short): a box a work-group transposes through local memory
+    (gpu/tile.py), or None where no box serves (4-bit types: no nibbles in
+    local memory)."""
+    problem, profile, common = loops.problem, loops.profile, loops.common
+    levels = list(loops.levels)
     src_md, dst_md, shuffle = common["src_md"], common["dst_md"], common["shuffle"]
     tuning = profile.tuning
     inner = levels[-1]
     packed = src_md.dtype.packed or dst_md.dtype.packed  # no nibbles in local memory
-    if not packed and (shuffle is not None or source_step(src_md, inner) != 1
-                       or _short_runs(src_md, levels)):
-        split = split_at_source_blocks(levels, src_md)
-        steps = [source_step(src_md, lv) for lv in split]
-        axis_levels = [j for j, lv in enumerate(split) if shuffle and lv.dims == (shuffle[0],)]
-        lanes = profile.preferred_multiple if profile.preferred_multiple > 1 else tuning.lanes
-        local_bytes = min(tuning.tile_bytes, profile.local_mem // 2)
-        src_const, dst_const = constant_offsets(src_md, dst_md, common["linear"])
+    if packed or not (shuffle is not None or source_step(src_md, inner) != 1
+                      or _short_runs(src_md, levels)):
+        return None
+    split = split_at_source_blocks(levels, src_md)
+    steps = [source_step(src_md, lv) for lv in split]
+    axis_levels = [j for j, lv in enumerate(split) if shuffle and lv.dims == (shuffle[0],)]
+    lanes = profile.preferred_multiple if profile.preferred_multiple > 1 else tuning.lanes
+    local_bytes = min(tuning.tile_bytes, profile.local_mem // 2)
+    src_const, dst_const = constant_offsets(src_md, dst_md, common["linear"])
 
-        def box(whole=(), elements=4 * common["work_group"]):
-            return plan_tile(split, steps, src_md, dst_md, axis_levels + list(whole), lanes,
-                             local_bytes, elements=elements,
-                             vector_bytes=tuning.vector_bytes,
-                             vec_ok=lambda level, vec, reading: _tile_vector_ok(
-                                 split, level, vec, reading, src_md, dst_md,
-                                 problem.attr_kinds, shuffle, common["compute"]))
+    def box(whole=(), elements=4 * common["work_group"]):
+        return plan_tile(split, steps, src_md, dst_md, axis_levels + list(whole), lanes,
+                         local_bytes, elements=elements,
+                         vector_bytes=tuning.vector_bytes,
+                         vec_ok=lambda level, vec, reading: _tile_vector_ok(
+                             split, level, vec, reading, src_md, dst_md,
+                             problem.attr_kinds, shuffle, common["compute"]))
 
-        def sectors(t):  # (read, write) rows start on a 32-byte sector
-            return tuple(_rows_aligned(md, split, t, replace(rows, vec=256 // md.dtype.bits),
-                                       const, src, profile)
-                         for rows, md, const, src in ((t.read, src_md, src_const, True),
-                                                      (t.write, dst_md, dst_const, False)))
+    def sectors(t):  # (read, write) rows start on a 32-byte sector
+        return tuple(_rows_aligned(md, split, t, replace(rows, vec=256 // md.dtype.bits),
+                                   const, src, profile)
+                     for rows, md, const, src in ((t.read, src_md, src_const, True),
+                                                  (t.write, dst_md, dst_const, False)))
 
-        element_bytes = max(1, src_md.dtype.bits // 8)
+    element_bytes = max(1, src_md.dtype.bits // 8)
 
-        def arranged(elements):
-            """(tile, work-group size) for boxes of about ``elements``."""
-            tile = box(elements=elements)
-            # Rows that stop inside a loop whose steps are not whole sectors
-            # (a 14x14 plane of f32 is 24.5 sectors) start mid-sector in every
-            # other step: that loop taken whole, where it fits and the rows then
-            # start on sectors with vectors as wide, lets them run on across it.
-            if tile is not None and not all(sectors(tile)):
-                for rows in (tile.read, tile.write):
-                    last = rows.order[rows.row - 1] if rows.row else None
-                    if last is None or tile.box[last] == split[last].extent:
-                        continue
-                    trial = box((last,), elements)
-                    if (trial is not None and all(sectors(trial)) and trial.read.vec >= tile.read.vec
-                            and trial.write.vec >= tile.write.vec):
-                        tile = trial
-                        break
-            if tile is None:
-                return None
-            # A work-group of no more warps than a phase has vectors.
-            vectors = max(tile.read.count, tile.write.count)
-            group = min(common["work_group"], max(WARP, -(-vectors // WARP) * WARP))
-            # (the padding may take local memory past tile_bytes, up to 3/4 of the device's)
-            tile = choose_padding(replace(tile, max_groups=profile.max_groups_per_dim),
-                                  element_bytes, group, profile.local_mem * 3 // 4,
-                                  None if shuffle is None else (
-                                      tuple((j, split[j].mult) for j in axis_levels),
-                                      src_md.dims[shuffle[0]] // shuffle[1], shuffle[1]))
-            return tile, group, bank_conflicts(tile, element_bytes, group)
+    def arranged(elements):
+        """(tile, work-group size) for boxes of about ``elements``."""
+        tile = box(elements=elements)
+        # Rows that stop inside a loop whose steps are not whole sectors
+        # (a 14x14 plane of f32 is 24.5 sectors) start mid-sector in every
+        # other step: that loop taken whole, where it fits and the rows then
+        # start on sectors with vectors as wide, lets them run on across it.
+        if tile is not None and not all(sectors(tile)):
+            for rows in (tile.read, tile.write):
+                last = rows.order[rows.row - 1] if rows.row else None
+                if last is None or tile.box[last] == split[last].extent:
+                    continue
+                trial = box((last,), elements)
+                if (trial is not None and all(sectors(trial)) and trial.read.vec >= tile.read.vec
+                        and trial.write.vec >= tile.write.vec):
+                    tile = trial
+                    break
+        if tile is None:
+            return None
+        # A work-group of no more warps than a phase has vectors.
+        vectors = max(tile.read.count, tile.write.count)
+        group = min(common["work_group"], max(WARP, -(-vectors // WARP) * WARP))
+        # (the padding may take local memory past tile_bytes, up to 3/4 of the device's)
+        tile = choose_padding(replace(tile, max_groups=profile.max_groups_per_dim),
+                              element_bytes, group, profile.local_mem * 3 // 4,
+                              None if shuffle is None else (
+                                  tuple((j, split[j].mult) for j in axis_levels),
+                                  src_md.dims[shuffle[0]] // shuffle[1], shuffle[1]))
+        return tile, group, bank_conflicts(tile, element_bytes, group)
 
-        best = arranged(4 * common["work_group"])
-        if best is not None and best[2] > MAX_CONFLICTS:
-            # Boxes of other sizes lay their rows over the banks otherwise
-            # (f32 nchw -> nhwc with 3x3 planes: 1.44 wavefronts in boxes of
-            # 1024 elements, 1.0 in boxes of 288).
-            for elements in (common["work_group"], 2 * common["work_group"],
-                             8 * common["work_group"]):
-                other = arranged(elements)
-                if other is not None and other[2] < best[2] - 0.01:
-                    best = other
-        if best is not None:
-            tile, group, _ = best
-            tile = replace(tile, read=replace(tile.read, typed=_rows_aligned(
-                src_md, split, tile, tile.read, src_const, True, profile, vectors=True)),
-                write=replace(tile.write, typed=_rows_aligned(
-                    dst_md, split, tile, tile.write, dst_const, False, profile)))
-            bound = offset_bound(src_md, dst_md, math.prod(lv.extent for lv in split))
-            return KernelPlan(levels=tuple(split), vec=1, items=tile.boxes, chunks=1,
-                              wide_index=bound >= 2**31, fastest=(), tile=tile,
-                              **dict(common, work_group=group))
-    # Striped: work-item t moves the t-th vector (or element) of the
-    # destination's order, and again t + launch, t + 2 launch, ...
+    best = arranged(4 * common["work_group"])
+    if best is not None and best[2] > MAX_CONFLICTS:
+        # Boxes of other sizes lay their rows over the banks otherwise
+        # (f32 nchw -> nhwc with 3x3 planes: 1.44 wavefronts in boxes of
+        # 1024 elements, 1.0 in boxes of 288).
+        for elements in (common["work_group"], 2 * common["work_group"],
+                         8 * common["work_group"]):
+            other = arranged(elements)
+            if other is not None and other[2] < best[2] - 0.01:
+                best = other
+    if best is not None:
+        tile, group, _ = best
+        tile = replace(tile, read=replace(tile.read, typed=_rows_aligned(
+            src_md, split, tile, tile.read, src_const, True, profile, vectors=True)),
+            write=replace(tile.write, typed=_rows_aligned(
+                dst_md, split, tile, tile.write, dst_const, False, profile)))
+        bound = offset_bound(src_md, dst_md, math.prod(lv.extent for lv in split))
+        return KernelPlan(levels=tuple(split), vec=1, items=tile.boxes, chunks=1,
+                          wide_index=bound >= 2**31, fastest=(), tile=tile,
+                          **dict(common, work_group=group))
+    return None
+
+
+def plan_striped(loops) -> KernelPlan:
+    """Work-item t moves the t-th vector (or element) of the destination's
+    order, and again t + launch, t + 2 launch, ...: neighbouring
+    work-items on neighbouring addresses wherever both sides share the
+    innermost loop. Serves every problem."""
+    problem, profile, common = loops.problem, loops.profile, loops.common
+    levels = list(loops.levels)
+    src_md, dst_md, shuffle = common["src_md"], common["dst_md"], common["shuffle"]
+    tuning = profile.tuning
+    inner = levels[-1]
     fastest = tuple(range(len(levels) - 1, -1, -1))
     linear = common["linear"]
     vec = next((v for v in _vector_widths(src_md, dst_md, tuning)

@@ -156,6 +156,7 @@ class KernelPlan:
     nibbles: str | None = None        # a 4-bit destination: "pairs" or "passes" (below)
     typed_store: bool = False         # the destination's vectors by typed stores (proven aligned)
     unrolled: tuple[int, ...] = ()    # levels each work-item runs whole, at constant offsets
+    shape: str = ""                   # the kernel shape that made the plan (gpu/shapes.py)
 
     @property
     def item_elements(self) -> int:

@@ -54,7 +54,9 @@ def _separable(src: MemoryDesc, levels, unrolled: set, d: int) -> bool:
     inner = _indices(levels, [j for j in own if j in unrolled])
     if outer.size * inner.size > 1 << 22:
         return False
-    at = lambda i: np.asarray(dim_offset(src, d, i), np.int64)  # noqa: E731
+    def at(i):  # (a dim without offset terms adds 0: a scalar, broadcast)
+        return np.broadcast_to(np.asarray(dim_offset(src, d, i), np.int64), i.shape)
+
     table = at(outer[:, None] + inner[None, :]) - at(outer)[:, None]
     return bool(np.all(table == (at(inner) - at(np.zeros(1, np.int64)))[None, :]))
 

@@ -1,0 +1,76 @@
+"""The kernel shapes, one object each, in the order the planner tries them.
+
+``plan_kernel`` (gpu/plan.py) works out the destination's loops once, as
+``Loops``; then each shape of the strategy's list either makes its plan
+from them or says it does not serve the problem (None), and the first plan
+made is the kernel's. A new shape is a new module with its planning
+function and one entry here; the last shape of each list serves every
+problem. The plan keeps the name of the shape that made it
+(``KernelPlan.shape``); the access report (``python -m clayout explain``)
+starts with it.
+
+- CPU strategy (a part of the destination per work-item):
+  ``register_transpose`` (gpu/plan_cpu.py), ``unrolled``
+  (gpu/plan_unrolled.py), ``runs`` (gpu/plan_cpu.py);
+- GPU strategy (neighbouring work-items on neighbouring addresses):
+  ``tiled`` (gpu/plan_gpu.py, gpu/tile.py), ``striped`` (gpu/plan_gpu.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+from .plan_cpu import plan_register_transpose, plan_runs
+from .plan_gpu import plan_striped, plan_tiled
+from .plan_types import KernelPlan, Level
+from .plan_unrolled import plan_unrolled
+
+
+@dataclass(frozen=True)
+class Loops:
+    """What every shape plans from: the problem and the device's profile,
+    the destination's loops (outermost first, loops of one step left out,
+    linear dims' source steps filled in), the dims whose index the kernel
+    needs (``special``) and those the destination pads, and the fields
+    every plan shares (``common``: KernelPlan's keyword arguments)."""
+
+    problem: object
+    profile: object
+    levels: tuple[Level, ...]
+    special: frozenset
+    padded: frozenset
+    common: dict = field(hash=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A kernel shape: its name and its planning function (Loops -> a
+    KernelPlan, or None where the shape does not serve the problem)."""
+
+    name: str
+    plan_with: Callable[[Loops], KernelPlan | None]
+
+    def plan(self, loops: Loops) -> KernelPlan | None:
+        return self.plan_with(loops)
+
+
+def _unrolled(loops: Loops) -> KernelPlan | None:
+    return plan_unrolled(loops.problem, loops.profile, list(loops.levels), loops.common)
+
+
+#: The shapes of each strategy, best first (measured: plan_cpu.py,
+#: plan_unrolled.py and plan_gpu.py say where).
+SHAPES = {
+    "cpu": (Shape("register_transpose", plan_register_transpose), Shape("unrolled", _unrolled),
+            Shape("runs", plan_runs)),
+    "gpu": (Shape("tiled", plan_tiled), Shape("striped", plan_striped)),
+}
+
+
+def first_plan(loops: Loops) -> KernelPlan:
+    """The plan of the first shape of the strategy's list that serves."""
+    for shape in SHAPES[loops.profile.strategy]:
+        plan = shape.plan(loops)
+        if plan is not None:
+            return replace(plan, shape=shape.name)
+    raise AssertionError(f"no {loops.profile.strategy} shape served {loops.problem!r}")
