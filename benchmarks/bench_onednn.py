@@ -17,8 +17,10 @@ The rows: every reorder of bench_reorder.py's CASES and every shuffle of
 bench_shuffle.py (same types, tags and attributes; activations of --shapes,
 smaller than those scripts' defaults so that the whole runs in minutes on 2
 cores), plus convolution weights into oneDNN's blocked formats and the
-blocked shuffle of nChw16c with C = 272. A row oneDNN's CPU engine does not
-implement, or clayout refuses, is printed as not run, with why.
+blocked shuffles of nChw16c and nChw8c whose blocks cut across the group
+digits (C = 272 and 116 in groups of 4, C = 58 in groups of 2). A row
+oneDNN's CPU engine does not implement, or clayout refuses, is printed as
+not run, with why.
 
 Each row's destination is checked once: a layout-only row (same type, no
 attribute) must give oneDNN's bytes exactly, a conversion the same values
@@ -76,6 +78,10 @@ WEIGHT_TAGS = ("OIhw16i16o", "OIhw8i8o", "OIhw4i16o4i")
 SHUFFLE_TAGS = ("nchw", "nhwc", "nChw16c")
 SHUFFLE_GROUPS = (4, 3)
 BLOCKED_SHUFFLE_C = 272  # blocks of 16 that cut across the groups of 4
+#: bench_shuffle.py's second table: C:G whose blocks (nChw16c, nChw8c) cut
+#: across the group digits (C/G not a multiple of the block), on 1xCxHxW.
+CUT_SHUFFLES = ((272, 4), (116, 4), (58, 2))
+CUT_TAGS = ("nChw16c", "nChw8c")
 
 
 def _channels_for(group, channels):
@@ -140,7 +146,8 @@ def weight_rows(weights) -> list[Row]:
 
 def shuffle_rows(activations) -> list[Row]:
     """bench_shuffle.py's rows on ``activations`` and on C = 272 (as its
-    second default shape, 1x272xHxW), along the channels."""
+    second default shape, 1x272xHxW), along the channels, then those of its
+    second table (CUT_SHUFFLES; the nChw16c one of C = 272 is already there)."""
     n, _, h, w = activations[0]
     rows = []
     for dims in [*activations, (1, BLOCKED_SHUFFLE_C, h, w)]:
@@ -149,6 +156,8 @@ def shuffle_rows(activations) -> list[Row]:
                 dims = (dims[0], _channels_for(group, dims[1]), *dims[2:])
             rows += [Row(f"shuffle {tag} group {group}", dims, "f32", tag, "f32", tag,
                          shuffle=(1, group)) for tag in SHUFFLE_TAGS]
+    rows += [Row(f"shuffle {tag} group {group}", (1, channels, h, w), "f32", tag, "f32", tag,
+                 shuffle=(1, group)) for channels, group in CUT_SHUFFLES for tag in CUT_TAGS]
     return rows
 
 

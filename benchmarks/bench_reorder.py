@@ -12,6 +12,8 @@ A second table repeats the narrow-type cases (issue 21) next to their targets.
 from __future__ import annotations
 
 import argparse
+import math
+import re
 
 import ml_dtypes
 import numpy as np
@@ -37,6 +39,26 @@ CASES = [
     ("s8 nChw16c->nchw per-channel", "s8", "nChw16c", "f32", "nchw", "per-channel", None),
     ("oihw->OIhw4i16o4i", "f32", "oihw", "f32", "OIhw4i16o4i", None, (256, 256, 3, 3)),
     ("oihw->OIhw16i16o", "f32", "oihw", "f32", "OIhw16i16o", None, (512, 512, 3, 3)),
+    # The other weights formats of issue 36: each source and blocked format,
+    # grouped and depthwise, back to plain, 1x1, a first layer (3 input
+    # channels, padded to a block), 1-D and 3-D kernels, and conversions.
+    ("oihw->OIhw8i8o", "f32", "oihw", "f32", "OIhw8i8o", None, (256, 256, 3, 3)),
+    ("oihw->IOhw16o16i", "f32", "oihw", "f32", "IOhw16o16i", None, (256, 256, 3, 3)),
+    ("iohw->OIhw16i16o", "f32", "iohw", "f32", "OIhw16i16o", None, (256, 256, 3, 3)),
+    ("hwio->OIhw16i16o", "f32", "hwio", "f32", "OIhw16i16o", None, (256, 256, 3, 3)),
+    ("goihw->gOIhw16i16o", "f32", "goihw", "f32", "gOIhw16i16o", None, (4, 128, 128, 3, 3)),
+    ("goihw->Goihw16g depthwise", "f32", "goihw", "f32", "Goihw16g", None, (512, 1, 1, 3, 3)),
+    ("goihw->Goihw8g depthwise", "f32", "goihw", "f32", "Goihw8g", None, (512, 1, 1, 3, 3)),
+    ("OIhw16i16o->oihw", "f32", "OIhw16i16o", "f32", "oihw", None, (512, 512, 3, 3)),
+    ("OIhw4i16o4i->oihw", "f32", "OIhw4i16o4i", "f32", "oihw", None, (256, 256, 3, 3)),
+    ("oihw->OIhw16i16o", "f32", "oihw", "f32", "OIhw16i16o", None, (512, 512, 1, 1)),
+    ("oihw->OIhw4i16o4i", "f32", "oihw", "f32", "OIhw4i16o4i", None, (512, 512, 1, 1)),
+    ("oihw->OIhw16i16o first layer", "f32", "oihw", "f32", "OIhw16i16o", None, (64, 3, 3, 3)),
+    ("oiw->OIw16i16o", "f32", "oiw", "f32", "OIw16i16o", None, (256, 256, 3)),
+    ("oidhw->OIdhw16i16o", "f32", "oidhw", "f32", "OIdhw16i16o", None, (128, 128, 3, 3, 3)),
+    ("oihw->bf16 OIhw16i16o", "f32", "oihw", "bf16", "OIhw16i16o", None, (256, 256, 3, 3)),
+    ("oihw->s8 OIhw4i16o4i scale", "f32", "oihw", "s8", "OIhw4i16o4i", "scale",
+     (256, 256, 3, 3)),
     # Weight-only quantization of a large language model's matrix.
     ("f32->s4 1x32 groups", "f32", "ab", "s4", "ab", "groups", (4096, 4096)),
     ("u4->f16 1x32 groups", "u4", "ab", "f16", "ab", "groups", (4096, 4096)),
@@ -59,6 +81,78 @@ def blocked(a, block, axis=1):
     """``a`` (n, c, h, w) with ``axis`` split into blocks moved innermost (nChw16c)."""
     n, c, h, w = a.shape
     return np.ascontiguousarray(a.reshape(n, c // block, block, h, w).transpose(0, 1, 3, 4, 2))
+
+
+def _letters(tag):
+    """The logical order of ``tag``'s dims: oneDNN's g o i d h w for
+    weights, n c d h w for activations (those present)."""
+    plain = re.match(r"[A-Za-z]+", tag).group(0).lower()
+    order = "goidhw" if set(plain) & set("oi") else "ncdhw"
+    return [c for c in order if c in plain]
+
+
+def _blocks(tag):
+    """'OIhw4i16o4i' -> [(4, 'i'), (16, 'o'), (4, 'i')], outermost first."""
+    return [(int(n), c) for n, c in re.findall(r"(\d+)([a-z])", tag)]
+
+
+def _split(logical, tag):
+    """``logical`` (any strides) as a view whose C order is ``tag``'s bytes:
+    each blocked dim padded to its block (a copy, only then) and split."""
+    letters, blocks = _letters(tag), _blocks(tag)
+    pads = [(0, -logical.shape[k] % math.prod(n for n, b in blocks if b == c))
+            for k, c in enumerate(letters)]
+    if any(p for _, p in pads):
+        logical = np.pad(logical, pads)
+    shape, axes = [], []
+    for k, c in enumerate(letters):
+        sizes = [n for n, b in blocks if b == c]
+        shape.append(logical.shape[k] // math.prod(sizes))
+        axes.append((c, -1))
+        for j, n in enumerate(sizes):
+            shape.append(n)
+            axes.append((c, j))
+    order = [axes.index((c.lower(), -1)) for c in re.match(r"[A-Za-z]+", tag).group(0)]
+    seen = {}
+    for _, c in blocks:
+        seen[c] = seen.get(c, -1) + 1
+        order.append(axes.index((c, seen[c])))
+    return logical.reshape(shape).transpose(order)
+
+
+def _plain_logical(physical, tag):
+    """A plain layout's bytes (C order ``tag``) as the logical view."""
+    return physical.transpose([tag.index(c) for c in _letters(tag)])
+
+
+def numpy_layout(a, stag, ddt, dtag, scale=None):
+    """The same work in NumPy for a weights row between a plain layout and
+    a blocked one (either way), from ``a`` (logical) stored as ``stag``:
+    one copy through strided views, then the conversion (a scale: s8)."""
+    out_type = cly.MemoryDesc((1,), ddt).dtype.numpy
+    if _blocks(stag):  # blocked -> plain: write the source into a view of the destination
+        source = np.ascontiguousarray(_split(a, stag))
+        out = np.empty([a.shape[_letters(dtag).index(c)] for c in dtag], out_type)
+        view = _split(_plain_logical(out, dtag), stag)
+
+        def back():
+            view[...] = source
+            return out
+
+        return back
+    source = np.ascontiguousarray(a.transpose([_letters(stag).index(c) for c in stag]))
+    if scale is not None:
+        return lambda: np.clip(np.rint(np.ascontiguousarray(_split(
+            _plain_logical(source, stag), dtag)) * scale), -128, 127).astype(out_type)
+    return lambda: np.ascontiguousarray(_split(_plain_logical(source, stag), dtag)).astype(
+        out_type, copy=False)
+
+
+#: The rows numpy_version writes out by hand (the others: numpy_layout).
+HAND_WRITTEN = {"nchw->nhwc", "nhwc->nchw", "nchw->nChw16c", "nChw16c->nchw", "bf16 nhwc->nchw",
+                "f32->f16", "f32->bf16", "f32->f8_e4m3", "f8_e5m2->f32", "f32->s8 scale",
+                "nchw->s8 nChw16c per-channel", "s8 nChw16c->nchw per-channel",
+                "oihw->OIhw4i16o4i", "oihw->OIhw16i16o"}
 
 
 def numpy_version(name, a, scales, zero_points=None):
@@ -93,6 +187,9 @@ def numpy_version(name, a, scales, zero_points=None):
 
 
 def torch_version(torch, name, a, scales):
+    """The same work in PyTorch (None for the rows it is not written for)."""
+    if name not in HAND_WRITTEN:
+        return None
     t = torch.from_numpy(a)
     o, i, h, w = a.shape
     s = torch.from_numpy(scales)
@@ -114,7 +211,7 @@ def torch_version(torch, name, a, scales):
             0, 2, 5, 6, 3, 1, 4).contiguous(),
         "oihw->OIhw16i16o": lambda: t.reshape(o // 16, 16, i // 16, 16, h, w).permute(
             0, 2, 4, 5, 3, 1).contiguous(),
-    }[name]
+    }.get(name)
 
 
 def source_values(dims, sdt, rng):
@@ -159,11 +256,16 @@ def run_case(case, dims, engine, stream, copies, torch, repeats):
         nbytes = max(16, moved // 32 * 16)
         copy = copies.setdefault(nbytes, CopyKernel(engine, nbytes))
     t, share = paired(clayout_run(prim, stream, src, dst), copy, moved, repeats)
-    t_np = median_seconds(numpy_version(name, a, scales, zero_points), repeats)
+    if name in HAND_WRITTEN or a.ndim == 2:
+        work = numpy_version(name, a, scales, zero_points)
+    else:
+        work = numpy_layout(a, stag, ddt, dtag, scales[0] if attr_kind == "scale" else None)
+    t_np = median_seconds(work, repeats)
     t_pt = None
     # torch.from_numpy takes no ml_dtypes array
     if torch and sdt in ("f32", "s8") and ddt in ("f32", "s8", "f16", "bf16") and a.ndim == 4:
-        t_pt = median_seconds(torch_version(torch, name, a, scales), repeats)
+        work = torch_version(torch, name, a, scales)
+        t_pt = median_seconds(work, repeats) if work else None
     return result_row(f"{name} {'x'.join(map(str, dims))}", prim.impl, t, moved, share,
                       t_np, t_pt)
 
