@@ -29,10 +29,6 @@ from ..memory_desc import MemoryDesc
 from .plan_common import chunks, offset_bound, source_step, split_at_source_blocks
 from .plan_types import KernelPlan, Level, dim_offset
 
-#: Types the unrolled shape leaves to the others: two 4-bit elements share
-#: a byte (a block's odd start would split one).
-_PACKED = ("s4", "u4", "f4_e2m1")
-
 #: A shuffle's whole axis lies in one block: up to this many elements.
 _MAX_SHUFFLE_BLOCK = 4096
 
@@ -61,12 +57,21 @@ def _separable(src: MemoryDesc, levels, unrolled: set, d: int) -> bool:
     return bool(np.all(table == (at(inner) - at(np.zeros(1, np.int64)))[None, :]))
 
 
-def choose_block(src: MemoryDesc, levels: list[Level], shuffle, budget: int):
+def choose_block(src: MemoryDesc, levels: list[Level], shuffle, budget: int, total: int,
+                 most: int = _MAX_SHUFFLE_BLOCK):
     """(levels, the block's level indices), or None: the destination's
-    innermost loops up to ``budget`` elements, then a tile of the loop the
-    source steps by one where the block lacks it (up to 16 steps, 4x the
-    budget in all), then a shuffle's whole axis."""
+    innermost loops up to ``budget`` elements (a tile of the innermost one
+    where it alone is longer), then a tile of the loop the source steps by
+    one where the block lacks it (up to 16 steps, ``total`` elements in
+    all), then a shuffle's whole axis (up to ``most`` elements)."""
     levels = list(levels)
+    inner = levels[-1]
+    if inner.extent > budget:  # (a long innermost loop: a tile of it)
+        part = next((t for t in (256, 128, 64, 32, 16, 8, 4, 2) if t <= budget
+                     and inner.extent % t == 0), None)
+        if part is None:
+            return None
+        levels[-1:] = inner.split(part)
     chosen, size = set(), 1
     for j in reversed(range(len(levels))):
         if size * levels[j].extent > budget:
@@ -78,7 +83,7 @@ def choose_block(src: MemoryDesc, levels: list[Level], shuffle, budget: int):
         j = steps.index(1)
         level = levels[j]
         tile = next((t for t in (level.extent, 16, 8, 4, 2) if level.extent % t == 0
-                     and t <= 16 and size * t <= 4 * budget), 1)
+                     and t <= 16 and size * t <= total), 1)
         # (none fits: the loop stays outside, stepped fastest by work-items)
         if 1 < tile < level.extent:  # the tile as a loop of its own, inside the rest
             outer, part = level.split(tile)
@@ -91,7 +96,7 @@ def choose_block(src: MemoryDesc, levels: list[Level], shuffle, budget: int):
         axis = [j for j, lv in enumerate(levels) if not lv.merged and lv.dims == (shuffle[0],)]
         chosen |= set(axis)
         size = math.prod(levels[j].extent for j in chosen)
-        if size > _MAX_SHUFFLE_BLOCK:
+        if size > most:
             return None
     if len(chosen) == len(levels) or size < 4:
         return None  # (no loop left to spread over work-items, or no block worth it)
@@ -103,17 +108,17 @@ def choose_block(src: MemoryDesc, levels: list[Level], shuffle, budget: int):
 
 def serves(problem, common) -> bool:
     """The problems the unrolled shape is for: a shuffle whose block cuts
-    across the group's digits, or a reorder between layouts of which one
-    is blocked, where the destination's innermost loop strides through the
-    source (weights formats). Plain transposes keep their register
-    transposes; 4-bit types and double arithmetic the other shapes."""
+    across the group's digits, a reorder between layouts of which one is
+    blocked (weights formats), or one of 4-bit elements (whose runs
+    otherwise go element by element), where the destination's innermost
+    loop strides through the source. Plain transposes of whole bytes keep
+    their register transposes; double arithmetic the other shapes."""
     src, dst = common["src_md"], common["dst_md"]
-    if (common["compute"] != "float" or src.data_type in _PACKED
-            or dst.data_type in _PACKED):
+    if common["compute"] != "float":
         return False
     if common["shuffle"] is not None:
         return True
-    return bool(src.inner_blks or dst.inner_blks)
+    return bool(src.inner_blks or dst.inner_blks or src.dtype.packed or dst.dtype.packed)
 
 
 def plan_unrolled(problem, profile, levels: list[Level], common) -> KernelPlan | None:
@@ -125,10 +130,25 @@ def plan_unrolled(problem, profile, levels: list[Level], common) -> KernelPlan |
     levels = split_at_source_blocks(levels, src_md)
     if source_step(src_md, levels[-1]) == 1 and common["shuffle"] is None:
         return None  # the innermost loop is contiguous on both sides: vectors serve it
-    chosen = choose_block(src_md, levels, common["shuffle"], profile.tuning.unroll_elements)
+    budget = profile.tuning.unroll_elements
+    chosen = choose_block(src_md, levels, common["shuffle"], budget, 4 * budget)
     if chosen is None:
         return None
+    vec = _run_width(problem, common, *chosen)
+    if (vec == 1 or problem.attr_kinds[4] or any(arg.per_slice for arg in common["args"])
+            or dst_md.dtype.packed and not problem.moves_bits):
+        # Elements written one by one (a load, a conversion, per-slice values,
+        # a padding test each) make a long kernel: a block of a quarter the
+        # elements (PoCL took minutes to build a block of 616 f16 -> u8
+        # elements with a sum, 126 KB of C).
+        chosen = choose_block(src_md, levels, common["shuffle"], budget // 4, budget // 4,
+                              _MAX_SHUFFLE_BLOCK // 4)
+        if chosen is None:
+            return None
+        vec = _run_width(problem, common, *chosen)
     levels, unrolled = chosen
+    if dst_md.dtype.packed and not _whole_bytes(common, levels, unrolled, vec):
+        return None
     outer = [j for j in range(len(levels)) if j not in unrolled]
     # Work-items step the outer loop that moves least in the source fastest
     # (neighbours read neighbouring source lines), then the destination's order.
@@ -137,9 +157,21 @@ def plan_unrolled(problem, profile, levels: list[Level], common) -> KernelPlan |
     items = math.prod(levels[j].extent for j in outer)
     size = math.prod(levels[j].extent for j in unrolled)
     bound = offset_bound(src_md, dst_md, items * size)
-    return KernelPlan(levels=tuple(levels), vec=_run_width(problem, common, levels, unrolled),
+    return KernelPlan(levels=tuple(levels), vec=vec,
                       items=items, chunks=chunks(items, profile), wide_index=bound >= 2**31,
                       fastest=fastest, unrolled=unrolled, **common)
+
+
+def _whole_bytes(common, levels, unrolled, vec: int) -> bool:
+    """A 4-bit destination's pairs start on a byte: two elements of the
+    destination's innermost loop a pair, and every other part of a pair's
+    offset even (the constant part, each loop's step)."""
+    from .plan_types import constant_offsets  # (one use)
+
+    _, dst_const = constant_offsets(common["src_md"], common["dst_md"], common["linear"])
+    last = len(levels) - 1
+    return (vec == 2 and dst_const % 2 == 0
+            and all(lv.dst_stride % 2 == 0 for j, lv in enumerate(levels) if j != last))
 
 
 def _run_width(problem, common, levels, unrolled) -> int:
@@ -148,11 +180,15 @@ def _run_width(problem, common, levels, unrolled) -> int:
     block (Intel's compiler keeps such a kernel's vectors with
     vec_type_hint; element stores were 0.45 of copy there against 0.82);
     1 where an element needs its own indices (per-slice values, a sum, a
-    padding test at run time), a one-value helper (8-bit floats converted)
-    or vstore_half (into f16: one store per element on PoCL, whatever n)."""
+    padding test at run time), a one-value helper (8-bit floats converted,
+    4-bit sources) or vstore_half (into f16: one store per element on
+    PoCL, whatever n); into 4-bit elements 2, a byte of two nibbles."""
     dst_md, last = common["dst_md"], len(levels) - 1
     inner = levels[last]
-    if (last not in unrolled or inner.dst_stride != 1 or problem.attr_kinds[4]
+    if dst_md.dtype.packed:  # pairs of nibbles: a byte
+        ok = last in unrolled and inner.dst_stride == 1 and inner.extent % 2 == 0
+        return 2 if ok else 1
+    if (common["src_md"].dtype.packed or last not in unrolled or inner.dst_stride != 1 or problem.attr_kinds[4]
             or any(arg.per_slice for arg in common["args"])
             or any(md.data_type.startswith("f8") for md in (common["src_md"], dst_md))
             and not problem.moves_bits

@@ -30,6 +30,16 @@ class Element:
 
 
 @dataclass(frozen=True)
+class Pair:
+    """Two consecutive elements of a 4-bit destination: one byte, the
+    first in the low nibble (its offset is even)."""
+
+    elements: tuple
+    dst: int
+    kind: str = "pair"
+
+
+@dataclass(frozen=True)
 class Run:
     """Consecutive destination elements stored as one vector: their source
     offsets, the first's destination offset; all padding or none."""
@@ -67,7 +77,8 @@ def block_elements(plan: KernelPlan):
 
 def block_parts(plan: KernelPlan, c) -> list:
     """The block as the template writes it: Runs of ``plan.vec`` elements
-    where the plan has vectors, else Elements."""
+    where the plan has vectors, Pairs into a 4-bit destination, else
+    Elements."""
     dst = plan.dst_md
     needed = indexed_dims(plan)
     padded = [d for d in needed if dst.own_padded_dims[d] != dst.dims[d]]
@@ -85,6 +96,8 @@ def block_parts(plan: KernelPlan, c) -> list:
         elements.append(Element(s_off, d_off, indices, "always" if always else test))
     if plan.vec == 1:
         return elements
+    if dst.dtype.packed:
+        return [Pair((a, b), a.dst) for a, b in zip(elements[::2], elements[1::2])]
     parts = []
     for k in range(0, len(elements), plan.vec):
         group = elements[k:k + plan.vec]
@@ -124,9 +137,12 @@ def unrolled_values(plan: KernelPlan, c, dst_type: str) -> dict:
     bases.append(("d_base", c.sum([c.times(f"l{j}", levels[j].dst_stride) for j in outer],
                                   dst_const)))
     work = f"moves a block of {plan.item_elements} elements at constant offsets"
-    if plan.vec > 1:
+    if plan.dst_md.dtype.packed:
+        work += ", two to a byte"
+    elif plan.vec > 1:
         work += f", {plan.vec} at a time into the destination"
-    hint = f"__attribute__((vec_type_hint({dst_type}{plan.vec}))) " if plan.vec > 1 else ""
+    hint = (f"__attribute__((vec_type_hint({dst_type}{plan.vec}))) "
+            if plan.vec > 1 and not plan.dst_md.dtype.packed else "")
     return dict(work=work, hint=hint, decomposition=decomposition, bases=bases,
                 parts=block_parts(plan, c), items=plan.items, chunks=plan.chunks,
                 launch=plan.launch_items)

@@ -51,6 +51,46 @@ ${apply_attributes(1, "d_off")}\
 ${store(dst_dt, "d_off", "x", 1)}\
 % endif
 </%def>\
+<%def name="pair(p)">\
+## Two 4-bit elements into one byte, the first in the low nibble.
+% if bit_copy and not any(e.indices or e.padding for e in p.elements):
+dst[(d_base + ${lit(p.dst)}) >> 1] = (uchar)(nibble(src, s_base + ${lit(p.elements[0].src)}) | nibble(src, s_base + ${lit(p.elements[1].src)}) << 4);
+% else:
+{
+    uint code0 = 0, code1 = 0;  // padding stays 0
+% for n, e in enumerate(p.elements):
+    {
+%   for name, expr in e.indices:
+        const ${idx} ${name} = ${expr};
+%   endfor
+        const ${idx} s_off = s_base + ${lit(e.src)};
+%   if "sum_beta" in args:
+        const ${idx} d_off = d_base + ${lit(e.dst)};  // (the sum reads its old nibble)
+%   endif
+%   if e.padding == "always":
+        (void)s_off;  // padding
+%   elif e.padding:
+        if (!(${e.padding})) {
+${indent(capture(nibble_code, n), 12)}\
+        }
+%   else:
+${indent(capture(nibble_code, n), 8)}\
+%   endif
+    }
+% endfor
+    dst[(d_base + ${lit(p.dst)}) >> 1] = (uchar)(code0 | code1 << 4);
+}
+% endif
+</%def>\
+<%def name="nibble_code(n)">\
+% if bit_copy:
+code${n} = nibble(src, s_off);
+% else:
+${ct} x = ${load(src_dt, "src", "s_off", 1)};
+${apply_attributes(1, "d_off")}\
+code${n} = ${to_code(dst_dt, "x")};
+% endif
+</%def>\
 <%def name="run(r)">\
 ## ${len(r.src)} consecutive destination elements gathered into one vector.
 <%
@@ -76,6 +116,8 @@ ${decompose()}\
 % for part in parts:
 %   if part.kind == "run":
 ${run(part)}\
+%   elif part.kind == "pair":
+${pair(part)}\
 %   else:
 ${element(part)}\
 %   endif
