@@ -77,10 +77,11 @@ def plan_register_transpose(loops) -> KernelPlan | None:
     read transposed), not in double, not a shuffle."""
     problem, profile, common = loops.problem, loops.profile, loops.common
     src_md, dst_md, kinds = common["src_md"], common["dst_md"], problem.attr_kinds
+    # 8-bit floats moved bit for bit are bytes like any other.
+    narrow = [md.data_type for md in (src_md, dst_md) if md.data_type in ELEMENTWISE_TYPES
+              and (md.dtype.packed or not problem.moves_bits)]
     if not (common["shuffle"] is None and not kinds[4] and common["compute"] == "float"
-            and (problem.moves_bits or dst_md.data_type != "f16")
-            and src_md.data_type not in ELEMENTWISE_TYPES
-            and dst_md.data_type not in ELEMENTWISE_TYPES):
+            and (problem.moves_bits or dst_md.data_type != "f16") and not narrow):
         return None
     # The loaded vectors may run along a masked dim when its values are
     # consecutive in every per-slice array (the mask's last dim): they are
