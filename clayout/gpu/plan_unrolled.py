@@ -147,7 +147,7 @@ def plan_unrolled(problem, profile, levels: list[Level], common) -> KernelPlan |
             return None
         vec = _run_width(problem, common, *chosen)
     levels, unrolled = chosen
-    if dst_md.dtype.packed and not _whole_bytes(common, levels, unrolled, vec):
+    if dst_md.dtype.packed and not (vec == 2 and _whole_bytes(common, levels, unrolled)):
         return None
     outer = [j for j in range(len(levels)) if j not in unrolled]
     # Work-items step the outer loop that moves least in the source fastest
@@ -162,42 +162,60 @@ def plan_unrolled(problem, profile, levels: list[Level], common) -> KernelPlan |
                       fastest=fastest, unrolled=unrolled, **common)
 
 
-def _whole_bytes(common, levels, unrolled, vec: int) -> bool:
-    """A 4-bit destination's pairs start on a byte: two elements of the
-    destination's innermost loop a pair, and every other part of a pair's
-    offset even (the constant part, each loop's step)."""
+def _whole_bytes(common, levels, unrolled) -> bool:
+    """A 4-bit destination's pairs start on a byte: the block's own offsets
+    of each pair's first element are even (``_run_width``), and so is every
+    other part of its offset (the constant part, each outer loop's step)."""
     from .plan_types import constant_offsets  # (one use)
 
     _, dst_const = constant_offsets(common["src_md"], common["dst_md"], common["linear"])
-    last = len(levels) - 1
-    return (vec == 2 and dst_const % 2 == 0
-            and all(lv.dst_stride % 2 == 0 for j, lv in enumerate(levels) if j != last))
+    return dst_const % 2 == 0 and all(lv.dst_stride % 2 == 0 for j, lv in enumerate(levels)
+                                      if j not in unrolled)
+
+
+def block_dst_offsets(levels, unrolled) -> list[int]:
+    """The destination offset of each element of the block from the
+    work-item's base, in the block's order (its last loop fastest)."""
+    offsets = [0]
+    for j in unrolled:
+        offsets = [o + a * levels[j].dst_stride for o in offsets
+                   for a in range(levels[j].extent)]
+    return offsets
+
+
+def _dense(offsets, width: int) -> bool:
+    """Each aligned group of ``width`` elements lies at consecutive offsets."""
+    return len(offsets) % width == 0 and all(
+        offsets[k + i] == offsets[k] + i for k in range(0, len(offsets), width)
+        for i in range(1, width))
 
 
 def _run_width(problem, common, levels, unrolled) -> int:
-    """How many of a block's elements go out as one vector store: a run of
-    16 bytes along the destination's innermost loop where it is in the
-    block (Intel's compiler keeps such a kernel's vectors with
-    vec_type_hint; element stores were 0.45 of copy there against 0.82);
-    1 where an element needs its own indices (per-slice values, a sum, a
-    padding test at run time), a one-value helper (8-bit floats converted,
-    4-bit sources) or vstore_half (into f16: one store per element on
-    PoCL, whatever n); into 4-bit elements 2, a byte of two nibbles."""
-    dst_md, last = common["dst_md"], len(levels) - 1
-    inner = levels[last]
-    if dst_md.dtype.packed:  # pairs of nibbles: a byte
-        ok = last in unrolled and inner.dst_stride == 1 and inner.extent % 2 == 0
+    """How many of a block's elements go out as one vector store: up to 16
+    bytes of elements that lie one after another in the destination
+    (across the block's loops: OIhw16i16o -> oihw's 16 i x 9 hw is one run
+    of 144), found from the block's own offsets (Intel's compiler keeps
+    such a kernel's vectors with vec_type_hint; element stores were 0.45
+    of copy there against 0.82); 1 where an element needs its own indices
+    (per-slice values, a sum, a padding test at run time), a one-value
+    helper (8-bit floats converted, 4-bit sources) or vstore_half (into
+    f16: one store per element on PoCL, whatever n); into 4-bit elements 2,
+    a byte of two nibbles, where pairs lie together from even offsets."""
+    dst_md = common["dst_md"]
+    offsets = block_dst_offsets(levels, unrolled)
+    if dst_md.dtype.packed:
+        ok = _dense(offsets, 2) and all(o % 2 == 0 for o in offsets[::2])
         return 2 if ok else 1
-    if (common["src_md"].dtype.packed or last not in unrolled or inner.dst_stride != 1 or problem.attr_kinds[4]
+    if (common["src_md"].dtype.packed or problem.attr_kinds[4]
             or any(arg.per_slice for arg in common["args"])
             or any(md.data_type.startswith("f8") for md in (common["src_md"], dst_md))
             and not problem.moves_bits
             or dst_md.data_type == "f16" and not problem.moves_bits):
         return 1
-    width = 16 * 8 // dst_md.dtype.bits
-    while width > 1 and inner.extent % width:
+    width = min(16, 16 * 8 // dst_md.dtype.bits)
+    while width > 1 and not _dense(offsets, width):
         width //= 2
-    return min(width, 16)
+    return width
 
 
 def padding_kind(plan: KernelPlan, d: int, local: int) -> str:
