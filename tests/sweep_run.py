@@ -99,6 +99,7 @@ class Sweep:
     def __init__(self):
         self.counts = collections.Counter()
         self.impls = collections.Counter()
+        self.shapes = collections.Counter()  # the kernel shapes run (gpu/shapes.py)
         self.failures = []
         self.seconds = 0.0
 
@@ -118,6 +119,9 @@ class Sweep:
         if self.impls:
             text += "; device implementations: " + ", ".join(
                 f"{k} {v}" for k, v in self.impls.most_common())
+        if self.shapes:
+            text += "; kernel shapes: " + ", ".join(
+                f"{k} {v}" for k, v in self.shapes.most_common())
         return text
 
     # -- running -------------------------------------------------------------
@@ -206,6 +210,9 @@ class Sweep:
         for problem, prim in zip(problems, prims):
             if prim is not None:
                 self.impls[prim.impl.split(" ")[0]] += 1
+                plan = getattr(getattr(prim, "_implementation", None), "plan", None)
+                if getattr(plan, "shape", ""):
+                    self.shapes[plan.shape] += 1
                 self._check_impl(problem, device, prim)
                 self.execute(problem, device, prim)
         for problem in problems:
