@@ -178,9 +178,9 @@ NARROW = [
     ((96, 64), "ba", "ab", "u4", "unrolled"),
     ((32, 48, 3, 3), "oihw", "OIhw16i16o", "u4", "unrolled"),
     ((40, 48, 4, 4), "OIhw16i16o", "oihw", "s4", "unrolled"),
-    # (3x3 planes: a byte pairs the last tap of one input channel with the
-    # first of the next, together in the block's run of 16 x 9)
-    ((40, 48, 3, 3), "OIhw16i16o", "oihw", "s4", "unrolled"),
+    # (3x3 planes: a block of 4-bit elements keeps to 64 elements, 4 output
+    # channels x 9 taps, whose runs of 9 cannot pair into bytes: two passes)
+    ((40, 48, 3, 3), "OIhw16i16o", "oihw", "s4", "runs"),
     ((4, 64, 4, 4), "nchw", "nhwc", "f8_e4m3", "register_transpose"),
     ((4, 64, 8, 8), "nhwc", "nchw", "f8_e5m2", "register_transpose"),
 ]

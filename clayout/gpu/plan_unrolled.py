@@ -136,11 +136,13 @@ def plan_unrolled(problem, profile, levels: list[Level], common) -> KernelPlan |
         return None
     vec = _run_width(problem, common, *chosen)
     if (vec == 1 or problem.attr_kinds[4] or any(arg.per_slice for arg in common["args"])
-            or dst_md.dtype.packed and not problem.moves_bits):
+            or dst_md.dtype.packed or src_md.dtype.packed):
         # Elements written one by one (a load, a conversion, per-slice values,
         # a padding test each) make a long kernel: a block of a quarter the
         # elements (PoCL took minutes to build a block of 616 f16 -> u8
-        # elements with a sum, 126 KB of C).
+        # elements with a sum, 126 KB of C). So do nibbles, each its own
+        # byte load: NVIDIA's compiler spilled 288 bytes of an s4 block of
+        # 512 nibbles (OIhw16i16o -> oihw, make ptx).
         chosen = choose_block(src_md, levels, common["shuffle"], budget // 4, budget // 4,
                               _MAX_SHUFFLE_BLOCK // 4)
         if chosen is None:
