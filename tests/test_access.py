@@ -413,8 +413,8 @@ def test_the_benchmark_access_table_prints_every_case():
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     rows = [line for line in done.stdout.splitlines() if line.startswith("| ")][1:]
-    cases = subprocess.run([sys.executable, "-c", "import bench_reorder; "
-                            "print(len(bench_reorder.CASES))"], cwd=ROOT / "benchmarks",
+    cases = subprocess.run([sys.executable, "-c", "import access_report as a; "
+                            "print(len(a.CASES) + len(a.SHUFFLES))"], cwd=ROOT / "benchmarks",
                            capture_output=True, text=True, timeout=120)
     assert len(rows) == int(cases.stdout) and len(rows) >= 22
     assert all(" tiled " in r or " striped " in r for r in rows)

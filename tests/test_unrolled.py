@@ -40,17 +40,22 @@ WEIGHTS = [
     ((64, 1, 1, 3, 3), "Goihw16g", "goihw"),
 ]
 
-#: Where the innermost loop is contiguous on both sides, vectors serve, not
-#: unrolled blocks (hwio's o runs on in OIhw16i16o's 16o).
-VECTORS = [
+WEIGHTS += [  # short runs contiguous on both sides: a block of them
     ((48, 64, 3, 3), "hwio", "OIhw16i16o"),
-    ((32, 48, 3, 3), "hwio", "OIhw4i16o4i"),
     ((64, 48, 3, 3), "OIhw8i8o", "hwio"),
 ]
 
+#: Where another shape comes first: a register transpose (hwio's i steps
+#: by one in the source under OIhw4i16o4i's innermost 4i), or runs of
+#: vectors outside weights formats (nhwc's c runs on in nChw16c's 16c).
+OTHERS = {
+    ((32, 48, 3, 3), "hwio", "OIhw4i16o4i"): "register_transpose",
+    ((2, 64, 5, 5), "nhwc", "nChw16c"): "runs",
+}
+
 
 def _run(engine, dims, s_tag, sdt, d_tag, ddt, attr=None, shuffle=None, old=None,
-         unrolled=True):
+         shape="unrolled"):
     rng = np.random.default_rng(36)
     values = sample_values(sdt, dims, rng, specials=False)
     src_md, src = src_memory(engine, dims, sdt, s_tag, values)
@@ -68,15 +73,17 @@ def _run(engine, dims, s_tag, sdt, d_tag, ddt, attr=None, shuffle=None, old=None
     primitive.execute(stream, src, dst)
     stream.wait()
     plan = primitive._implementation.plan
-    assert bool(plan.unrolled) == unrolled, f"{s_tag} -> {d_tag} {dims}: {plan.levels}"
+    assert plan.shape == shape and bool(plan.unrolled) == (shape == "unrolled"), \
+        f"{s_tag} -> {d_tag} {dims}: {plan.shape} {plan.levels}"
     return values, dst.raw()
 
 
-@pytest.mark.parametrize("case", WEIGHTS + VECTORS,
+@pytest.mark.parametrize("case", WEIGHTS + list(OTHERS),
                          ids=lambda c: f"{c[1]}->{c[2]}-{'x'.join(map(str, c[0]))}")
 def test_weights_move_bit_for_bit(cpu_engine, case):
     dims, s_tag, d_tag = case
-    values, raw = _run(cpu_engine, dims, s_tag, "f32", d_tag, "f32", unrolled=case in WEIGHTS)
+    values, raw = _run(cpu_engine, dims, s_tag, "f32", d_tag, "f32",
+                       shape=OTHERS.get(case, "unrolled"))
     want, _ = ref_reorder(values, "f32", "f32")
     assert_same(logical_of(raw, dims, d_tag, "f32"), want, src=values)
     assert_padding_zero(raw, dims, d_tag, "f32")
