@@ -19,7 +19,7 @@ import numpy as np
 from ..memory_desc import MemoryDesc
 from .plan_common import (ELEMENTWISE_TYPES, chunks, nibble_mode, offset_bound, source_step,
                           split_at_source_blocks, steps_evenly, typed_vectors, vector_ok)
-from .plan_types import KernelArg, KernelPlan, Level, constant_offsets, dim_offset, kind_mask
+from .plan_types import KernelArg, KernelPlan, constant_offsets, dim_offset, kind_mask
 from .tile import WARP, Tile, crosses, plan_tile
 from .tile_banks import bank_conflicts, choose_padding
 

@@ -50,6 +50,7 @@ def _separable(src: MemoryDesc, levels, unrolled: set, d: int) -> bool:
     inner = _indices(levels, [j for j in own if j in unrolled])
     if outer.size * inner.size > 1 << 22:
         return False
+
     def at(i):  # (a dim without offset terms adds 0: a scalar, broadcast)
         return np.broadcast_to(np.asarray(dim_offset(src, d, i), np.int64), i.shape)
 
