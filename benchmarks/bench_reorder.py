@@ -24,7 +24,8 @@ from common import (CopyKernel, clayout_run, cly, columns, copy_row, median_seco
 # name, src type, src tag, dst type, dst tag, attribute ("scale": one src
 # scale; "per-channel": src scales with mask 0b10; "groups": f16 src scales
 # per 1x32 group, and u4 zero points per group for a u4 source), weight dims
-# (None: the activation shapes of --shapes; F8_SHAPE: those of --f8-shapes)
+# (None: the activation shapes of --shapes; F8_SHAPE: those of --f8-shapes;
+# the 2-D rows keep their own)
 F8_SHAPE = (16, 256, 56, 56)
 CASES = [
     ("nchw->nhwc", "f32", "nchw", "f32", "nhwc", None, None),
@@ -62,6 +63,9 @@ CASES = [
     # Weight-only quantization of a large language model's matrix.
     ("f32->s4 1x32 groups", "f32", "ab", "s4", "ab", "groups", (4096, 4096)),
     ("u4->f16 1x32 groups", "u4", "ab", "f16", "ab", "groups", (4096, 4096)),
+    # 4-bit transposes (issue 36: nibbles paired in registers, not one by one).
+    ("s4 ab->ba", "s4", "ab", "s4", "ba", None, (4096, 4096)),
+    ("u4 ab->ba", "u4", "ab", "u4", "ba", None, (4096, 4096)),
     # 8-bit floats for activations (FP8 inference).
     ("f32->f8_e4m3", "f32", "nchw", "f8_e4m3", "nchw", None, F8_SHAPE),
     ("f8_e5m2->f32", "f8_e5m2", "nchw", "f32", "nchw", None, F8_SHAPE),
@@ -158,6 +162,8 @@ HAND_WRITTEN = {"nchw->nhwc", "nhwc->nchw", "nchw->nChw16c", "nChw16c->nchw", "b
 def numpy_version(name, a, scales, zero_points=None):
     """The same work in NumPy, on a logical (n, c, h, w) / (o, i, h, w) array
     (a 2-D one for the grouped cases; 4-bit results one per byte)."""
+    if a.ndim == 2 and "ab->ba" in name:  # 4-bit transposes: one element per byte
+        return lambda: np.ascontiguousarray(a.T)
     if a.ndim == 2:
         per_element = np.repeat(scales.reshape(a.shape[0], -1), GROUP, axis=1)
         if name.startswith("f32->s4"):
