@@ -413,7 +413,8 @@ def _unrolled(plan: KernelPlan, k: _Kernel, local: int, groups) -> None:
     """Work-item t moves block t (and t + launch, ...): every element of
     the block's loops, in their order, one load each; runs of ``plan.vec``
     elements that are all data (or all padding) one store, else one store
-    each. The offsets come from the loop indices, as for striped plans."""
+    each; into 4-bit elements, a pair's loads and values, then one byte.
+    The offsets come from the loop indices, as for striped plans."""
     levels = plan.levels
     loops = item_loops(plan)
     inside = [list(range(levels[j].extent)) for j in plan.unrolled]
@@ -444,7 +445,14 @@ def _unrolled(plan: KernelPlan, k: _Kernel, local: int, groups) -> None:
                 for start in range(0, len(elements), plan.vec):
                     run = elements[start:start + plan.vec]
                     pads = {k.padding(i) for i, _, _ in run}
-                    if plan.vec > 1 and pads == {True}:
+                    if plan.dst_md.dtype.packed and plan.vec == 2:  # pair(): one byte
+                        for i, s_off, d_off in run:
+                            if not k.padding(i):
+                                k.load_src(s_off, 1)
+                                if not k.bit_copy:
+                                    k.attributes(i, 1, d_off)
+                        k.store_dst(run[0][2], 2)
+                    elif plan.vec > 1 and pads == {True}:
                         k.store_dst(run[0][2], plan.vec, zeros=True)
                     elif plan.vec > 1 and pads == {False}:
                         for i, s_off, _ in run:

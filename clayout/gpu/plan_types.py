@@ -140,7 +140,7 @@ class KernelPlan:
     attr_kinds: tuple
     shuffle: tuple[int, int] | None   # (axis, group): read the axis in shuffled order
     levels: tuple[Level, ...]
-    vec: int                          # elements of the innermost loop per work-item
+    vec: int                          # elements of the innermost loop per work-item (unrolled: per store)
     items: int                        # work-items needed with chunks == 1
     chunks: int                       # items each work-item runs, spaced by the global size
     wide_index: bool                  # 64-bit offsets
@@ -255,13 +255,15 @@ def padded_dims(plan: KernelPlan) -> list[int]:
 
 
 def item_loops(plan: KernelPlan) -> tuple[tuple[int, int | None], ...]:
-    """How a striped plan's item number splits into loop indices: the loops
-    of more than one step (the innermost counted in runs of ``vec``), in
+    """How a striped (or unrolled) plan's item number splits into loop
+    indices: the loops of more than one step (a striped plan's innermost
+    counted in runs of ``vec``; an unrolled plan's block not at all), in
     the order work-items step them, fastest first, each with its count of
     steps (None for the last, which takes the rest of the number)."""
     levels, last = plan.levels, len(plan.levels) - 1
-    steps = {j: levels[j].extent // plan.vec if j == last else levels[j].extent
-             for j in plan.fastest}
+    # (an unrolled plan's vec is its store width, not a run of the last loop)
+    steps = {j: levels[j].extent // plan.vec if j == last and not plan.unrolled
+             else levels[j].extent for j in plan.fastest}
     indexed = [j for j in plan.fastest if steps[j] > 1]
     return tuple((j, None if n == len(indexed) - 1 else steps[j]) for n, j in enumerate(indexed))
 

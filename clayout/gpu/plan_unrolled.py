@@ -27,7 +27,7 @@ import numpy as np
 
 from ..memory_desc import MemoryDesc
 from .plan_common import chunks, offset_bound, source_step, split_at_source_blocks
-from .plan_types import KernelPlan, Level, dim_offset
+from .plan_types import KernelPlan, Level, constant_offsets, dim_offset
 
 #: A shuffle's whole axis lies in one block: up to this many elements.
 _MAX_SHUFFLE_BLOCK = 4096
@@ -60,11 +60,13 @@ def _separable(src: MemoryDesc, levels, unrolled: set, d: int) -> bool:
 
 def choose_block(src: MemoryDesc, levels: list[Level], shuffle, budget: int, total: int,
                  most: int = _MAX_SHUFFLE_BLOCK):
-    """(levels, the block's level indices), or None: the destination's
-    innermost loops up to ``budget`` elements (a tile of the innermost one
+    """(levels, the block's level indices), or None: a shuffle's whole axis
+    (up to ``most`` elements), then the destination's innermost loops while
+    the block stays within ``budget`` elements (a tile of the innermost one
     where it alone is longer), then a tile of the loop the source steps by
     one where the block lacks it (up to 16 steps, ``total`` elements in
-    all), then a shuffle's whole axis (up to ``most`` elements)."""
+    all). None where the block would take every loop, or a dim's offset
+    does not split into outer and block parts (``_separable``)."""
     levels = list(levels)
     inner = levels[-1]
     if inner.extent > budget:  # (a long innermost loop: a tile of it)
@@ -74,7 +76,14 @@ def choose_block(src: MemoryDesc, levels: list[Level], shuffle, budget: int, tot
             return None
         levels[-1:] = inner.split(part)
     chosen, size = set(), 1
+    if shuffle is not None:  # the axis first, whole: the rest fills what is left
+        chosen = {j for j, lv in enumerate(levels) if not lv.merged and lv.dims == (shuffle[0],)}
+        size = math.prod(levels[j].extent for j in chosen)
+        if size > most:
+            return None
     for j in reversed(range(len(levels))):
+        if j in chosen:
+            continue
         if size * levels[j].extent > budget:
             break
         chosen.add(j)
@@ -93,12 +102,6 @@ def choose_block(src: MemoryDesc, levels: list[Level], shuffle, budget: int, tot
         elif tile > 1:
             chosen.add(j)
         size *= tile
-    if shuffle is not None:
-        axis = [j for j, lv in enumerate(levels) if not lv.merged and lv.dims == (shuffle[0],)]
-        chosen |= set(axis)
-        size = math.prod(levels[j].extent for j in chosen)
-        if size > most:
-            return None
     if len(chosen) == len(levels) or size < 4:
         return None  # (no loop left to spread over work-items, or no block worth it)
     dims = {lv.dims[0] for j, lv in enumerate(levels) if j in chosen and not lv.merged}
@@ -159,11 +162,13 @@ def plan_unrolled(problem, profile, levels: list[Level], common) -> KernelPlan |
     if dst_md.dtype.packed and not (vec == 2 and _whole_bytes(common, levels, unrolled)):
         return None
     outer = [j for j in range(len(levels)) if j not in unrolled]
+    items = math.prod(levels[j].extent for j in outer)
+    if items < profile.compute_units:
+        return None  # (blocks for fewer work-items than the device runs: other shapes)
     # Work-items step the outer loop that moves least in the source fastest
     # (neighbours read neighbouring source lines), then the destination's order.
     first = min(outer, key=lambda j: (source_step(src_md, levels[j]), -j))
     fastest = (first,) + tuple(j for j in reversed(outer) if j != first)
-    items = math.prod(levels[j].extent for j in outer)
     size = math.prod(levels[j].extent for j in unrolled)
     bound = offset_bound(src_md, dst_md, items * size)
     return KernelPlan(levels=tuple(levels), vec=vec,
@@ -175,8 +180,6 @@ def _whole_bytes(common, levels, unrolled) -> bool:
     """A 4-bit destination's pairs start on a byte: the block's own offsets
     of each pair's first element are even (``_run_width``), and so is every
     other part of its offset (the constant part, each outer loop's step)."""
-    from .plan_types import constant_offsets  # (one use)
-
     _, dst_const = constant_offsets(common["src_md"], common["dst_md"], common["linear"])
     return dst_const % 2 == 0 and all(lv.dst_stride % 2 == 0 for j, lv in enumerate(levels)
                                       if j not in unrolled)
