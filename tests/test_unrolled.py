@@ -223,3 +223,32 @@ def test_narrow_transposes_move_bit_for_bit(cpu_engine, case):
     else:
         got = logical_of(out, dims, d_tag, dt)
         assert_bytes(got.view(np.uint8), np.asarray(values).view(np.uint8))
+
+
+@pytest.mark.parametrize("d_tag", ["OIhw16i16o", "OIhw4i16o4i"])
+def test_a_window_of_weights_moves_bit_for_bit(cpu_engine, d_tag):
+    """A window of a bigger oihw tensor (its offset in the block's bases,
+    not in the constants) into a blocked format, and back into a window."""
+    rng = np.random.default_rng(5)
+    parent = sample_values("f32", (80, 64, 3, 3), rng, specials=False)
+    whole_md = cly.MemoryDesc(parent.shape, "f32", tag="oihw")
+    window_md = whole_md.submemory((64, 48, 3, 3), (16, 16, 0, 0))
+    whole = cly.Memory(whole_md, cpu_engine, raw=parent.view(np.uint8).reshape(-1))
+    src = cly.Memory(window_md, cpu_engine, buffer=whole)
+    dst_md = cly.MemoryDesc((64, 48, 3, 3), "f32", tag=d_tag)
+    dst = prefilled(dst_md, cpu_engine)
+    stream = cly.Stream(cpu_engine)
+    there = cly.Reorder(window_md, dst_md, engine=cpu_engine)
+    there.execute(stream, src, dst)
+    back_whole = cly.Memory(whole_md, cpu_engine, raw=np.zeros(whole_md.size, np.uint8))
+    back = cly.Memory(window_md, cpu_engine, buffer=back_whole)
+    again = cly.Reorder(dst_md, window_md, engine=cpu_engine)
+    again.execute(stream, dst, back)
+    stream.wait()
+    assert there._implementation.plan.shape == again._implementation.plan.shape == "unrolled"
+    window = parent[16:80, 16:64]
+    assert_same(logical_of(dst.raw(), dst_md.dims, d_tag, "f32"), window, src=window)
+    out = back_whole.raw().view(np.float32).reshape(parent.shape)
+    expect = np.zeros_like(parent)
+    expect[16:80, 16:64] = window
+    assert_bytes(out.view(np.uint8), expect.view(np.uint8))
