@@ -110,13 +110,14 @@ def choose_block(src: MemoryDesc, levels: list[Level], shuffle, budget: int, tot
     return levels, tuple(sorted(chosen))
 
 
-def serves(problem, common) -> bool:
+def serves(common) -> bool:
     """The problems the unrolled shape is for: a shuffle whose block cuts
-    across the group's digits, a reorder between layouts of which one is
-    blocked (weights formats), or one of 4-bit elements (whose runs
-    otherwise go element by element), where the destination's innermost
-    loop strides through the source. Plain transposes of whole bytes keep
-    their register transposes; double arithmetic the other shapes."""
+    across the group's digits (the shapes before it serve the others), a
+    reorder between layouts of which one is blocked (weights formats), or
+    one of 4-bit elements (whose runs otherwise go element by element).
+    Plain transposes of whole bytes keep their register transposes, double
+    arithmetic the other shapes; ``plan_unrolled`` then leaves the
+    problems whose innermost loop vectors serve."""
     src, dst = common["src_md"], common["dst_md"]
     if common["compute"] != "float":
         return False
@@ -129,7 +130,7 @@ def plan_unrolled(problem, profile, levels: list[Level], common) -> KernelPlan |
     """The unrolled plan of ``problem``, or None where the shape does not
     serve it (see ``serves`` and ``choose_block``)."""
     src_md, dst_md = common["src_md"], common["dst_md"]
-    if profile.tuning.unroll_elements < 4 or not serves(problem, common):
+    if profile.tuning.unroll_elements < 4 or not serves(common):
         return None
     levels = split_at_source_blocks(levels, src_md)
     weights = max(sum(b > 1 for b in md.blocks) for md in (src_md, dst_md)) >= 2

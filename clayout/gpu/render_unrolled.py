@@ -12,7 +12,7 @@ import itertools
 from dataclasses import dataclass
 
 from .plan_types import (KernelPlan, constant_offsets, dim_offset, indexed_dims, item_loops,
-                         offset_terms)
+                         offset_terms, padded_dims)
 from .plan_unrolled import has_outer, padding_kind
 
 
@@ -52,7 +52,7 @@ class Run:
 
 def block_elements(plan: KernelPlan):
     """Every element of ``plan``'s block, in the destination's order of the
-    block's loops: (loop indices, logical index of each indexed dim inside
+    block's loops: (logical index of each indexed dim inside
     the block, source offset from the base, destination offset). A dim's
     source offset at outer index o and block index l is off(o) + off(l) -
     off(0) (plan_unrolled._separable): the base holds off(o), the element
@@ -72,7 +72,7 @@ def block_elements(plan: KernelPlan):
                 p = (p % rows) * shuffle[1] + p // rows
             s_off += dim_offset(src, d, p) - dim_offset(src, d, 0)  # (the bases add off(0))
         d_off = sum(at[j] * levels[j].dst_stride for j in at)
-        yield a, local, s_off, d_off
+        yield local, s_off, d_off
 
 
 def block_parts(plan: KernelPlan, c) -> list:
@@ -80,12 +80,11 @@ def block_parts(plan: KernelPlan, c) -> list:
     where the plan has vectors, Pairs into a 4-bit destination, else
     Elements."""
     dst = plan.dst_md
-    needed = indexed_dims(plan)
-    padded = [d for d in needed if dst.own_padded_dims[d] != dst.dims[d]]
+    padded = padded_dims(plan)
     valued = {d for arg in plan.args if arg.per_slice for d in range(dst.ndims)
               if arg.mask >> d & 1}
     elements = []
-    for _, local, s_off, d_off in block_elements(plan):
+    for local, s_off, d_off in block_elements(plan):
         kinds = {d: padding_kind(plan, d, local[d]) for d in padded}
         always = any(k == "always" for k in kinds.values())
         tests = [d for d, k in kinds.items() if k == "test"]
