@@ -16,7 +16,7 @@ LAYERS = (
     ("descriptors and types", ("errors", "dtypes", "tags", "extra", "dim_values",
                                "md_addressing", "md_transforms", "memory_desc", "attr",
                                "problem", "verbose", "disk_cache")),
-    ("plans and rendering", ("gpu", "gpu.families", "gpu.profile", "gpu.tile*", "gpu.plan*",
+    ("plans and rendering", ("gpu", "gpu.families", "gpu.profile", "gpu.tile*", "gpu.plan*", "gpu.shapes",
                              "gpu.render*", "gpu.templates", "gpu.runtime_plan", "gpu.access*", "host", "host.*",
                              "compensation", "tuning_table")),
     ("engines and memories", ("backends", "backends.*", "engine", "memory", "gpu.build",
