@@ -126,13 +126,15 @@ def serves(common) -> bool:
     return bool(src.inner_blks or dst.inner_blks or src.dtype.packed or dst.dtype.packed)
 
 
-def plan_unrolled(problem, profile, levels: list[Level], common) -> KernelPlan | None:
-    """The unrolled plan of ``problem``, or None where the shape does not
-    serve it (see ``serves`` and ``choose_block``)."""
+def plan_unrolled(loops) -> KernelPlan | None:
+    """The unrolled plan of the problem of ``loops`` (gpu/shapes.Loops), or
+    None where the shape does not serve it (see ``serves`` and
+    ``choose_block``)."""
+    problem, profile, common = loops.problem, loops.profile, loops.common
     src_md, dst_md = common["src_md"], common["dst_md"]
     if profile.tuning.unroll_elements < 4 or not serves(common):
         return None
-    levels = split_at_source_blocks(levels, src_md)
+    levels = split_at_source_blocks(list(loops.levels), src_md)
     weights = max(sum(b > 1 for b in md.blocks) for md in (src_md, dst_md)) >= 2
     if (source_step(src_md, levels[-1]) == 1 and common["shuffle"] is None
             and not (weights and levels[-1].extent < 64)):

@@ -48,20 +48,13 @@ class Shape:
     KernelPlan, or None where the shape does not serve the problem)."""
 
     name: str
-    plan_with: Callable[[Loops], KernelPlan | None]
-
-    def plan(self, loops: Loops) -> KernelPlan | None:
-        return self.plan_with(loops)
-
-
-def _unrolled(loops: Loops) -> KernelPlan | None:
-    return plan_unrolled(loops.problem, loops.profile, list(loops.levels), loops.common)
+    plan: Callable[[Loops], KernelPlan | None]
 
 
 #: The shapes of each strategy, best first (measured: plan_cpu.py,
 #: plan_unrolled.py and plan_gpu.py say where).
 SHAPES = {
-    "cpu": (Shape("register_transpose", plan_register_transpose), Shape("unrolled", _unrolled),
+    "cpu": (Shape("register_transpose", plan_register_transpose), Shape("unrolled", plan_unrolled),
             Shape("runs", plan_runs)),
     "gpu": (Shape("tiled", plan_tiled), Shape("striped", plan_striped)),
 }
