@@ -100,15 +100,11 @@ def _new_counts() -> dict:
             "scratch_ld": 0, "scratch_st": 0}
 
 
-def count_accesses(asm: str) -> dict[str, dict]:
-    """Vector memory instructions per function of a GCN assembly text: for
-    each kernel or helper function, how many ``global_load_*`` and
-    ``global_store_*`` there are, how many of them move 16 and 8 bytes a
-    lane, how many ``flat_*`` (generic address) and how many ``buffer_*`` /
-    ``scratch_*`` (private memory: scratch) loads and stores."""
-    counts: dict[str, dict] = {}
+def _walk(asm: str):
+    """The lines of a GCN assembly text, as (name, None) at the label that
+    starts a function (one declared ``.type name,@function``) and
+    (None, line) for every other line but those declarations."""
     functions: set[str] = set()
-    current = None
     for line in asm.splitlines():
         t = _TYPE_FUNCTION.match(line)
         if t:
@@ -116,7 +112,22 @@ def count_accesses(asm: str) -> dict[str, dict]:
             continue
         label = _LABEL.match(line)
         if label and label.group(1) in functions:
-            current = counts.setdefault(label.group(1), _new_counts())
+            yield label.group(1), None
+            continue
+        yield None, line
+
+
+def count_accesses(asm: str) -> dict[str, dict]:
+    """Vector memory instructions per function of a GCN assembly text: for
+    each kernel or helper function, how many ``global_load_*`` and
+    ``global_store_*`` there are, how many of them move 16 and 8 bytes a
+    lane, how many ``flat_*`` (generic address) and how many ``buffer_*`` /
+    ``scratch_*`` (private memory: scratch) loads and stores."""
+    counts: dict[str, dict] = {}
+    current = None
+    for name, line in _walk(asm):
+        if name is not None:
+            current = counts.setdefault(name, _new_counts())
             continue
         if _FUNC_END.match(line):
             current = None
@@ -188,16 +199,10 @@ def parse_comments(asm: str) -> dict[str, dict]:
     bytes (``ScratchSize``), waves per SIMD (``Occupancy``, kernels only), and
     ``kernel``: whether it is one."""
     info: dict[str, dict] = {}
-    functions: set[str] = set()
     last = current = None
-    for line in asm.splitlines():
-        t = _TYPE_FUNCTION.match(line)
-        if t:
-            functions.add(t.group(1))
-            continue
-        label = _LABEL.match(line)
-        if label and label.group(1) in functions:
-            last = label.group(1)
+    for name, line in _walk(asm):
+        if name is not None:
+            last = name
             continue
         m = _INFO.match(line)
         if m and last is not None:
@@ -376,20 +381,8 @@ def find_tools(args) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("folders", nargs="*", type=Path, help="folders of dumped .cl files")
-    parser.add_argument("--tests", nargs="+", default=[],
-                        help="test files to run (once per strategy) with the dump set")
-    parser.add_argument("--strategies", nargs="+", default=["cpu", "gpu"],
-                        choices=["cpu", "gpu"], help="CLAYOUT_STRATEGY of each test run")
-    parser.add_argument("--pytest-args", default="-q -p no:cacheprovider",
-                        help="options for those pytest runs")
-    parser.add_argument("--keep", type=Path, help="dump the test runs' kernels here (kept)")
-    parser.add_argument("--json", type=Path, help="write every kernel's figures here")
-    parser.add_argument("--per-kernel", action="store_true",
-                        help="one row per kernel, not per kernel family")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
-    parser.add_argument("--clang", default=os.environ.get("CLANG", "clang-15"))
+    parser = ptx_check.common_arguments(
+        argparse.ArgumentParser(description=__doc__.split("\n\n")[0]))
     parser.add_argument("--device-libs", default=os.environ.get("ROCM_DEVICE_LIB_PATH"),
                         help="the amdgcn bitcode folder (found when not given)")
     parser.add_argument("--mcpu", default="gfx90a", help="clang -mcpu")

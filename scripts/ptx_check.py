@@ -293,8 +293,9 @@ def run_tests(tests: list[str], strategies: list[str], dump: Path, pytest_args: 
     return folders, failed
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def common_arguments(parser):
+    """The options ptx_check and gcn_check share (dumped folders or tests to
+    run, strategies, output, jobs, clang); returns ``parser``."""
     parser.add_argument("folders", nargs="*", type=Path, help="folders of dumped .cl files")
     parser.add_argument("--tests", nargs="+", default=[],
                         help="test files to run (once per strategy) with the dump set")
@@ -308,6 +309,11 @@ def main(argv=None) -> int:
                         help="one row per kernel, not per kernel family")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--clang", default=os.environ.get("CLANG", "clang-15"))
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = common_arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0]))
     parser.add_argument("--ptxas", default=os.environ.get("PTXAS", "ptxas"))
     parser.add_argument("--libclc", default=os.environ.get("LIBCLC_NVPTX", DEFAULT_LIBCLC))
     parser.add_argument("--arch", default="sm_90", help="ptxas -arch")
