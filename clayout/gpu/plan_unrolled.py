@@ -144,7 +144,9 @@ def plan_unrolled(loops) -> KernelPlan | None:
         # 16 x 16 at 0.66).
         return None
     budget = profile.tuning.unroll_elements
-    chosen = choose_block(src_md, levels, common["shuffle"], budget, 4 * budget)
+    # (a source tile up to twice the budget: at 4x, gfx90a spilled 900-1200
+    # bytes of OIhw16i16o -> oihw's 576-element blocks to scratch, make gcn)
+    chosen = choose_block(src_md, levels, common["shuffle"], budget, 2 * budget)
     if chosen is None:
         return None
     vec = _run_width(problem, common, *chosen)

@@ -45,7 +45,7 @@ class Tuning:
 
     ``unroll_elements``: the most elements of the destination's innermost
     loops an unrolled block takes (gpu/plan_unrolled.py; a tile of the
-    source's contiguous loop may take it up to 4x); below 4, no unrolled
+    source's contiguous loop may take it up to 2x); below 4, no unrolled
     blocks (the tuner's candidate without them).
     """
 
