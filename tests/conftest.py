@@ -123,11 +123,20 @@ def engine(request):
     return _opencl_engine()
 
 
+#: One engine per strategy and device for the whole run: each Engine makes
+#: its own OpenCL context, and on NVIDIA's driver a context per test ran
+#: out of host memory ("Context failed: OUT_OF_HOST_MEMORY") a few hundred
+#: tests into the suite.
+_STRATEGY_ENGINES = {}
+
+
 def _engine_with_strategy(cl_engine, monkeypatch, strategy):
-    monkeypatch.setenv("CLAYOUT_STRATEGY", strategy)
-    engine = cly.Engine(cl_engine.kind, device=cl_engine.device)
-    monkeypatch.delenv("CLAYOUT_STRATEGY")
-    return engine
+    key = (strategy, id(cl_engine))  # cl_engine lives as long as the run
+    if key not in _STRATEGY_ENGINES:
+        monkeypatch.setenv("CLAYOUT_STRATEGY", strategy)
+        _STRATEGY_ENGINES[key] = cly.Engine(cl_engine.kind, device=cl_engine.device)
+        monkeypatch.delenv("CLAYOUT_STRATEGY")
+    return _STRATEGY_ENGINES[key]
 
 
 @pytest.fixture
