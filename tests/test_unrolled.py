@@ -8,12 +8,15 @@ shuffles whose block cuts across the group digits. Each case checks that
 the CPU strategy planned it unrolled (else the shape went untested), then
 the result against tests/reference.py: bit for bit without attributes,
 padding zero."""
+import dataclasses
 import math
+import os
 
 import numpy as np
 import pytest
 
 import clayout as cly
+from clayout.gpu.profile import CPU_PROFILE
 from reference import (assert_bytes, assert_padding_zero, assert_same, is_int, logical_of,
                        per_slice, ref_reorder, ref_shuffle, sample_values)
 from reorder_runs import prefilled, src_memory
@@ -52,6 +55,27 @@ OTHERS = {
     ((32, 48, 3, 3), "hwio", "OIhw4i16o4i"): "register_transpose",
     ((2, 64, 5, 5), "nhwc", "nChw16c"): "runs",
 }
+
+
+@pytest.fixture(scope="module")
+def cpu_engine(cl_engine):
+    """The device with the CPU strategy's plans for a CPU of CPU_PROFILE's
+    compute units. The unrolled shape leaves a problem of fewer blocks than
+    the device has compute units to other shapes, and these small problems
+    have fewer than a GPU's (132 on an H200): pinned so, the kernels these
+    tests check run on any device, the GPUs' too."""
+    saved = os.environ.get("CLAYOUT_STRATEGY")
+    os.environ["CLAYOUT_STRATEGY"] = "cpu"
+    try:
+        engine = cly.Engine(cl_engine.kind, device=cl_engine.device)
+    finally:
+        if saved is None:
+            del os.environ["CLAYOUT_STRATEGY"]
+        else:
+            os.environ["CLAYOUT_STRATEGY"] = saved
+    engine.profile = dataclasses.replace(engine.profile,
+                                         compute_units=CPU_PROFILE.compute_units)
+    return engine
 
 
 def _run(engine, dims, s_tag, sdt, d_tag, ddt, attr=None, shuffle=None, old=None,
