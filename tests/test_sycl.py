@@ -358,7 +358,7 @@ def test_the_default_device_is_one_clayout_can_use(sycl):
         out.stdout + out.stderr
 
 
-def test_host_work_for_sycl_finishes_in_a_subprocess_with_a_time_limit():
+def test_host_work_for_sycl_finishes_in_a_subprocess_with_a_time_limit(sycl):
     """The work that blocks on a SYCL engine (host path, cross-engine
     downloads and conversions) waits for its inputs and ends: run in a
     subprocess under a time limit, so a hang fails the test."""
