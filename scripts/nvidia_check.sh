@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The checks that need an NVIDIA GPU, as one script for a lent GPU machine
+# (see docs/gpu.md): the benchmarks first (each case timed in turns with the
+# device's own float4 copy), then the test suite on NVIDIA's OpenCL driver.
+# Run from the project's root on that machine, after
+#   bash ../shared/gpu/fetch-wheels.sh     (here: prepares .whl/)
+# as:  bash scripts/nvidia_check.sh OUTDIR
+# Logs and JSON results go to OUTDIR. NVIDIA's driver leaves the kernel
+# strategy to the device profile (a GPU: the GPU strategy).
+set -o pipefail
+out=${1:?usage: nvidia_check.sh OUTDIR}
+mkdir -p "$out"
+# shellcheck disable=SC1091
+source .whl/on-device.sh || exit 1
+nvidia-smi -L
+export PYTHONUNBUFFERED=1 CLAYOUT_CACHE=${CLAYOUT_CACHE:-/tmp/clayout-cache}
+# Budgets in seconds, so the whole run ends inside a lease's command limit.
+bench_s=${BENCH_S:-120}
+tests_s=${TESTS_S:-420}
+timeout "$bench_s" python3 benchmarks/bench_reorder.py --repeats 7 \
+  --json "$out/reorder_nvidia.json" 2>&1 | tee "$out/bench_reorder.log"
+timeout 60 python3 benchmarks/bench_shuffle.py --repeats 7 \
+  --json "$out/shuffle_nvidia.json" 2>&1 | tee "$out/bench_shuffle.log"
+# pytest-xdist spreads the suite over the machine's cores; the persistent
+# kernel cache is shared, which its atomic writes allow. SIGINT at the time
+# limit still prints pytest's summary of what failed; junit.xml has each
+# failure's message. (On an H200 with 14 workers the suite ran about 430 s.)
+timeout -s INT "$tests_s" python3 -m pytest -q -p no:cacheprovider -n 14 --tb=line -rfE \
+  --junitxml="$out/junit.xml" tests > "$out/tests.log" 2>&1
+tail -n 60 "$out/tests.log"
