@@ -39,7 +39,7 @@ def attr(kind, sdt, dims):
         scales = cly.Scales(np.ones(count, np.float32), mask=3, groups=GROUPS)
         zero_points = (cly.ZeroPoints(np.zeros(count, np.int32), mask=3, groups=GROUPS)
                        if sdt == "u4" else None)
-        return cly.Attr(src_scales=scales, src_zero_point=zero_points)
+        return cly.Attr(src_scales=scales, src_zero_points=zero_points)
     return None
 
 

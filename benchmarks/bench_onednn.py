@@ -204,7 +204,7 @@ def row_values(row: Row, rng) -> Values:
         values.attr = cly.Attr(src_scales=scale)
         return values
     zero_points = rng.integers(0, 16, count).astype(np.int32)
-    values.attr = cly.Attr(src_scales=scale, src_zero_point=cly.ZeroPoints(
+    values.attr = cly.Attr(src_scales=scale, src_zero_points=cly.ZeroPoints(
         zero_points, mask=0b11, groups=group, data_type="u4"))
     values.zero_points.append(("src", 0b11, group, "u4"))
     values.execute.append(("src", "zero_points", zero_points, "u4"))

@@ -243,7 +243,7 @@ def run_case(case, dims, engine, stream, copies, torch, repeats):
         scale = cly.Scales(scales, mask=0b11, groups=(1, GROUP), data_type="f16")
         if sdt == "u4":
             zero_points = rng.integers(0, 16, groups).astype(np.int32)
-            attr = cly.Attr(src_scales=scale, src_zero_point=cly.ZeroPoints(
+            attr = cly.Attr(src_scales=scale, src_zero_points=cly.ZeroPoints(
                 zero_points, mask=0b11, groups=(1, GROUP), data_type="u4"))
         else:
             attr = cly.Attr(src_scales=scale)

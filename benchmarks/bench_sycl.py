@@ -50,7 +50,7 @@ def attribute(kind, dims, sdt, rng):
         scale = cly.Scales(scales, mask=0b11, groups=(1, GROUP), data_type="f16")
         if sdt != "u4":
             return cly.Attr(src_scales=scale)
-        return cly.Attr(src_scales=scale, src_zero_point=cly.ZeroPoints(
+        return cly.Attr(src_scales=scale, src_zero_points=cly.ZeroPoints(
             rng.integers(0, 16, count).astype(np.int32), mask=0b11, groups=(1, GROUP),
             data_type="u4"))
     if kind == "scale":

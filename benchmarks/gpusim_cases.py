@@ -222,7 +222,7 @@ def attr_of(kind, src_dt, dims):
     if src_dt == "u4":
         zps = cly.ZeroPoints(np.arange(count, dtype=np.int32) % 16, mask=3, groups=groups,
                              data_type="u4")
-        return cly.Attr(src_scales=scales, src_zero_point=zps)
+        return cly.Attr(src_scales=scales, src_zero_points=zps)
     return cly.Attr(src_scales=scales)
 
 

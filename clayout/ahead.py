@@ -13,7 +13,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 from . import tiers
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, describe
 from .memory_desc import MemoryDesc
 
 
@@ -64,5 +64,5 @@ def _maker(item, index: int):
         attr = item[2] if len(item) == 3 else None
         return lambda engine: Reorder(item[0], item[1], engine=engine, attr=attr)
     raise InvalidArgumentError(
-        f"build item {index} {item!r}: expected a Reorder or Shuffle, a (src_md, dst_md"
+        f"build item {index} {describe(item)}: expected a Reorder or Shuffle, a (src_md, dst_md"
         f"[, attr]) tuple of MemoryDescs, or a function engine -> primitive")

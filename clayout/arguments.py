@@ -12,7 +12,7 @@ import numpy as np
 
 from .attr import Attr
 from .compensation import check_problem as check_compensation
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, describe
 from .execute_values import KEYWORDS
 from .memory import Memory
 from .memory_desc import RUNTIME_DIM, MemoryDesc, dims_text
@@ -25,7 +25,7 @@ def check_reorder(src_md, dst_md, attr) -> MemoryDesc:
     differ, scales or zero points that do not fit, compensation rules."""
     for arg, md in (("src", src_md), ("dst", dst_md)):
         if not isinstance(md, MemoryDesc):
-            raise InvalidArgumentError(f"{arg} {md!r} is not a MemoryDesc")
+            raise InvalidArgumentError(f"{arg} {describe(md)} is not a MemoryDesc")
     if src_md.format_kind == "any":
         raise InvalidArgumentError(f"src {src_md!r}: a source needs a layout, not 'any'")
     src_md.check_same_dims(dst_md, "reorder src and dst")
@@ -33,7 +33,7 @@ def check_reorder(src_md, dst_md, attr) -> MemoryDesc:
         dst_md = src_md.dense_like(dst_md.data_type)
     if attr is not None:
         if not isinstance(attr, Attr):
-            raise InvalidArgumentError(f"attr {attr!r} is not a clayout Attr")
+            raise InvalidArgumentError(f"attr {describe(attr)} is not a clayout Attr")
         check_scales_and_points(attr, src_md, dst_md)
     check_compensation("reorder", src_md, dst_md, attr)
     return dst_md
@@ -44,15 +44,17 @@ def check_shuffle(src_md, axis, group_size, backward, dst_md) -> tuple[int, int,
     Shuffle; raises InvalidArgumentError for a bad axis, group or
     destination."""
     if not isinstance(src_md, MemoryDesc) or src_md.format_kind != "blocked":
-        raise InvalidArgumentError(f"src {src_md!r}: shuffle needs a MemoryDesc with a layout")
+        raise InvalidArgumentError(
+            f"src {describe(src_md)}: shuffle needs a MemoryDesc with a layout")
     if dst_md is not None and not isinstance(dst_md, MemoryDesc):
-        raise InvalidArgumentError(f"shuffle dst_md {dst_md!r} is not a MemoryDesc (or None)")
+        raise InvalidArgumentError(
+            f"shuffle dst_md {describe(dst_md)} is not a MemoryDesc (or None)")
     if not is_int(axis) or not -src_md.ndims <= axis < src_md.ndims:
         raise InvalidArgumentError(
-            f"shuffle axis {axis!r} is outside -{src_md.ndims}..{src_md.ndims - 1} for "
+            f"shuffle axis {describe(axis)} is outside -{src_md.ndims}..{src_md.ndims - 1} for "
             f"dims {src_md.dims!r}")
     if not isinstance(backward, (bool, np.bool_)):
-        raise InvalidArgumentError(f"shuffle backward {backward!r}: expected True or False")
+        raise InvalidArgumentError(f"shuffle backward {describe(backward)}: expected True or False")
     axis = int(axis) % src_md.ndims
     channels = src_md.dims[axis]
     if channels == RUNTIME_DIM:
@@ -62,7 +64,7 @@ def check_shuffle(src_md, axis, group_size, backward, dst_md) -> tuple[int, int,
     if not is_int(group_size) or group_size <= 0 or \
             (channels and channels % group_size):
         raise InvalidArgumentError(
-            f"shuffle group_size {group_size!r} must be a positive divisor of the "
+            f"shuffle group_size {describe(group_size)} must be a positive divisor of the "
             f"axis size {channels} (dims {src_md.dims!r}, axis {axis})")
     if dst_md is None or dst_md.format_kind == "any":
         dtype = src_md.data_type if dst_md is None else dst_md.data_type
@@ -84,7 +86,7 @@ def check_memory(mem, md: MemoryDesc, engine, arg: str, where) -> None:
     ``where()`` ends the message of a memory on another engine (made only
     then: execute runs this check often)."""
     if not isinstance(mem, Memory):
-        raise InvalidArgumentError(f"{arg} {mem!r} is not a clayout Memory")
+        raise InvalidArgumentError(f"{arg} {describe(mem)} is not a clayout Memory")
     if md.is_runtime:  # a pattern: the memory brings the shape
         md.check_instance(mem.md, f"{arg} memory")
     elif mem.md != md:
@@ -113,8 +115,7 @@ def refuse_keywords(unknown: dict):
     if unknown:
         raise InvalidArgumentError(
             f"execute() got the keyword {sorted(unknown)[0]!r}: it takes wait_for= and "
-            f"the values {', '.join(f'{k}=' for k in KEYWORDS)} (Attr's src_zero_point is "
-            f"execute's src_zero_points=)")
+            f"the values {', '.join(f'{k}=' for k in KEYWORDS)}")
 
 
 def is_int(value) -> bool:
@@ -122,7 +123,7 @@ def is_int(value) -> bool:
 
 
 def check_scales_and_points(attr: Attr, src_md: MemoryDesc, dst_md: MemoryDesc):
-    for name in ("src_scales", "dst_scales", "src_zero_point", "dst_zero_point"):
+    for name in ("src_scales", "dst_scales", "src_zero_points", "dst_zero_points"):
         value = getattr(attr, name)
         if value is None:
             continue
@@ -135,9 +136,9 @@ def check_scales_and_points(attr: Attr, src_md: MemoryDesc, dst_md: MemoryDesc):
                 f"fixed (their count would change with the shape); make them with mask= "
                 f"and no values to give them at execute")
         value.check(src_md.dims, name)  # on runtime dims: counted at each execute
-    for arg, md, point in (("src", src_md, attr.src_zero_point),
-                           ("dst", dst_md, attr.dst_zero_point)):
+    for arg, md, point in (("src", src_md, attr.src_zero_points),
+                           ("dst", dst_md, attr.dst_zero_points)):
         if point is not None and not md.dtype.is_int:
             raise InvalidArgumentError(
-                f"{arg}_zero_point given for {arg} type {md.data_type}: zero points "
+                f"{arg}_zero_points given for {arg} type {md.data_type}: zero points "
                 f"apply to integer types only")

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from collections.abc import Sequence
 from typing import Union
 
 import numpy as np
 
 from .dtypes import DATA_TYPES, DataTypeLike, data_type as _data_type, f64_to_f32_odd
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, describe
 from .memory_desc import RUNTIME_DIM
 
 
@@ -29,7 +30,8 @@ class _PerSlice:
                  mask: int = 0, groups: tuple[int, int] | None = None,
                  data_type: DataTypeLike | None = None) -> None:
         if not isinstance(mask, numbers.Integral) or isinstance(mask, bool) or mask < 0:
-            raise InvalidArgumentError(f"{self._what} mask {mask!r}: expected an integer >= 0")
+            raise InvalidArgumentError(
+                f"{self._what} mask {describe(mask)}: expected an integer >= 0")
         data_type = self._data_types[0] if data_type is None else data_type
         dt = None
         try:
@@ -38,7 +40,7 @@ class _PerSlice:
             pass
         if dt is None or dt.name not in self._data_types:
             raise InvalidArgumentError(
-                f"{self._what} data_type {data_type!r}: expected one of "
+                f"{self._what} data_type {describe(data_type)}: expected one of "
                 f"{', '.join(self._data_types)}")
         self.data_type = dt.name
         self.groups = _groups(groups, self._what)
@@ -53,22 +55,23 @@ class _PerSlice:
         rounded once to the data type, or int32 within it), read-only."""
         if isinstance(values, (str, bytes)):
             raise InvalidArgumentError(
-                f"{self._what} values {values!r}: expected a number or a 1-d sequence of numbers")
+                f"{self._what} values {describe(values)}: expected a number or a 1-d "
+                f"sequence of numbers")
         try:
             array = _widened(np.asarray(values))
         except (ValueError, TypeError):  # ragged nested sequences
             raise InvalidArgumentError(
-                f"{self._what} values {values!r}: expected a number or a 1-d sequence "
+                f"{self._what} values {describe(values)}: expected a number or a 1-d sequence "
                 f"of numbers") from None
         kind = array.dtype.kind
         if array.ndim > 1 or kind not in "iuf" and not (array.size == 0 and kind in "iufO"):
             raise InvalidArgumentError(
-                f"{self._what} values {values!r}: expected a number or a 1-d sequence of "
+                f"{self._what} values {describe(values)}: expected a number or a 1-d sequence of "
                 f"{'integers' if self._dtype is np.int32 else 'real numbers'}")
         if self._dtype is np.int32 and array.size and (
                 kind == "f" or array.min() < -2**31 or array.max() >= 2**31):
             raise InvalidArgumentError(
-                f"{self._what} values {values!r}: expected 32-bit integers")
+                f"{self._what} values {describe(values)}: expected 32-bit integers")
         if self._dtype is np.int32 and array.size and (
                 array.min() < dt.min or array.max() > dt.max):
             bad = array.min() if array.min() < dt.min else array.max()
@@ -221,7 +224,7 @@ def _groups(groups, what: str):
             isinstance(g, numbers.Integral) and not isinstance(g, bool) and g >= 1
             for g in pair)):
         raise InvalidArgumentError(
-            f"{what} groups {groups!r}: expected two integers >= 1, the group sizes "
+            f"{what} groups {describe(groups)}: expected two integers >= 1, the group sizes "
             f"along the last two dims (e.g. (1, 32))")
     pair = tuple(int(g) for g in pair)
     return None if pair == (1, 1) else pair
@@ -269,14 +272,29 @@ def _zero_points(value):
 
 
 #: The attributes that hold values per tensor or per slice, in the formula's order.
-PER_SLICE_FIELDS = ("src_scales", "dst_scales", "src_zero_point", "dst_zero_point")
+PER_SLICE_FIELDS = ("src_scales", "dst_scales", "src_zero_points", "dst_zero_points")
+
+
+def _renamed(old: str, new: str, old_value, new_value):
+    """The value given as ``new`` or as ``old`` (its deprecated spelling,
+    which warns). Raises InvalidArgumentError when both are given."""
+    if old_value is None:
+        return new_value
+    if new_value is not None:
+        raise InvalidArgumentError(
+            f"Attr got both {new}= and {old}=: {old} is the deprecated spelling of {new}; "
+            f"give {new}= only")
+    warnings.warn(f"Attr({old}=) is deprecated: write {new}=", DeprecationWarning, stacklevel=3)
+    return old_value
 
 
 class Attr:
     """Attributes of a reorder: ``dst = (s_src (src - zp_src) + beta (dst - zp_dst))
     / s_dst + zp_dst``, computed in f32 (f64 when a side is f64).
 
-    ``output_scales`` is the legacy name of ``src_scales``. Scales or
+    ``output_scales`` is the legacy name of ``src_scales``; ``src_zero_point``
+    and ``dst_zero_point`` (singular) are deprecated spellings of
+    ``src_zero_points`` and ``dst_zero_points`` and warn. Scales or
     ZeroPoints made without values (``Scales(mask=0b10)``) take their values
     at each execute (``src_scales=``, ``dst_scales=``, ``src_zero_points=``,
     ``dst_zero_points=``), as oneDNN v3's execution arguments.
@@ -284,29 +302,48 @@ class Attr:
 
     def __init__(self, src_scales: ScalesLike | None = None,
                  dst_scales: ScalesLike | None = None,
+                 src_zero_points: ZeroPointsLike | None = None,
+                 dst_zero_points: ZeroPointsLike | None = None, sum_beta: float | None = None,
+                 output_scales: ScalesLike | None = None, *,
                  src_zero_point: ZeroPointsLike | None = None,
-                 dst_zero_point: ZeroPointsLike | None = None, sum_beta: float | None = None,
-                 output_scales: ScalesLike | None = None) -> None:
+                 dst_zero_point: ZeroPointsLike | None = None) -> None:
         if output_scales is not None:
             if src_scales is not None:
                 raise InvalidArgumentError("give src_scales or output_scales, not both")
             src_scales = output_scales
+        src_zero_points = _renamed("src_zero_point", "src_zero_points",
+                                   src_zero_point, src_zero_points)
+        dst_zero_points = _renamed("dst_zero_point", "dst_zero_points",
+                                   dst_zero_point, dst_zero_points)
         self.src_scales = _scales(src_scales)
         self.dst_scales = _scales(dst_scales)
-        self.src_zero_point = _zero_points(src_zero_point)
-        self.dst_zero_point = _zero_points(dst_zero_point)
+        self.src_zero_points = _zero_points(src_zero_points)
+        self.dst_zero_points = _zero_points(dst_zero_points)
         if sum_beta is not None and (not isinstance(sum_beta, numbers.Real)
                                      or isinstance(sum_beta, bool)):
-            raise InvalidArgumentError(f"sum_beta {sum_beta!r}: expected a number")
+            raise InvalidArgumentError(f"sum_beta {describe(sum_beta)}: expected a number")
         self.sum_beta = None if sum_beta is None else float(sum_beta)
 
     @property
+    def src_zero_point(self) -> ZeroPoints | None:
+        """Deprecated spelling of ``src_zero_points`` (warns)."""
+        warnings.warn("Attr.src_zero_point is deprecated: read src_zero_points",
+                      DeprecationWarning, stacklevel=2)
+        return self.src_zero_points
+
+    @property
+    def dst_zero_point(self) -> ZeroPoints | None:
+        """Deprecated spelling of ``dst_zero_points`` (warns)."""
+        warnings.warn("Attr.dst_zero_point is deprecated: read dst_zero_points",
+                      DeprecationWarning, stacklevel=2)
+        return self.dst_zero_points
+
+    @property
     def is_empty(self) -> bool:
-        return all(getattr(self, n) is None for n in
-                   ("src_scales", "dst_scales", "src_zero_point", "dst_zero_point", "sum_beta"))
+        return all(getattr(self, n) is None for n in PER_SLICE_FIELDS + ("sum_beta",))
 
     def at_execute(self) -> tuple[str, ...]:
-        """The fields (src_scales, dst_scales, src_zero_point, dst_zero_point)
+        """The fields (src_scales, dst_scales, src_zero_points, dst_zero_points)
         whose values each execute brings, in that order."""
         return tuple(n for n in PER_SLICE_FIELDS
                      if getattr(self, n) is not None and getattr(self, n).at_execute)
@@ -325,11 +362,10 @@ class Attr:
         mask, or (mask, groups); then whether a sum is taken."""
         def kind(v):
             return None if v is None else v.kind()
-        return (kind(self.src_scales), kind(self.dst_scales), kind(self.src_zero_point),
-                kind(self.dst_zero_point), self.sum_beta is not None)
+        return (kind(self.src_scales), kind(self.dst_scales), kind(self.src_zero_points),
+                kind(self.dst_zero_points), self.sum_beta is not None)
 
     def __repr__(self):
-        parts = [f"{n}={getattr(self, n)!r}" for n in
-                 ("src_scales", "dst_scales", "src_zero_point", "dst_zero_point", "sum_beta")
+        parts = [f"{n}={getattr(self, n)!r}" for n in PER_SLICE_FIELDS + ("sum_beta",)
                  if getattr(self, n) is not None]
         return f"Attr({', '.join(parts)})"

@@ -90,9 +90,9 @@ def check_problem(kind: str, src_md: MemoryDesc, dst_md: MemoryDesc, attr: Attr 
                 f"sum post-op (beta {attr.sum_beta:g}) into {dst_md!r} with {extra!r}: "
                 f"compensation is computed from the weights alone, a reorder into a "
                 f"descriptor with extra takes no sum")
-        if attr.dst_zero_point is not None:
+        if attr.dst_zero_points is not None:
             raise InvalidArgumentError(
-                f"dst_zero_point into {dst_md!r} with {extra!r}: s8 weights with "
+                f"dst_zero_points into {dst_md!r} with {extra!r}: s8 weights with "
                 f"compensation are symmetric, a reorder into them takes no destination "
                 f"zero point")
     for name, mask in extra.masks():
@@ -123,7 +123,7 @@ def adjusted_attr(attr: Attr | None, scale_adjust: float) -> Attr | None:
     if attr is None:
         return Attr(src_scales=scales)
     return Attr(src_scales=scales, dst_scales=attr.dst_scales,
-                src_zero_point=attr.src_zero_point, dst_zero_point=attr.dst_zero_point,
+                src_zero_points=attr.src_zero_points, dst_zero_points=attr.dst_zero_points,
                 sum_beta=attr.sum_beta)
 
 

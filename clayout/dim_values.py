@@ -10,7 +10,7 @@ import operator
 
 import numpy as np
 
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, describe
 from .tags import MAX_NDIMS
 
 #: A dim or stride given only at execution (oneDNN's DNNL_RUNTIME_DIM_VAL,
@@ -25,15 +25,17 @@ INT64_LIMIT = 2**63
 
 def int_tuple(values, what, runtime: bool = False) -> tuple[int, ...]:
     if isinstance(values, (str, bytes)):
-        raise InvalidArgumentError(f"{what} {values!r}: expected a sequence of integers")
+        raise InvalidArgumentError(f"{what} {describe(values)}: expected a sequence of integers")
     try:
         out = tuple(operator.index(v) for v in values)
     except TypeError:
-        raise InvalidArgumentError(f"{what} {values!r}: expected a sequence of integers") from None
+        raise InvalidArgumentError(
+            f"{what} {describe(values)}: expected a sequence of integers") from None
     if any(isinstance(v, (bool, np.bool_)) for v in values):
-        raise InvalidArgumentError(f"{what} {values!r}: expected integers, not booleans")
+        raise InvalidArgumentError(f"{what} {describe(values)}: expected integers, not booleans")
     if any(abs(v) >= INT64_LIMIT and not (runtime and v == RUNTIME_DIM) for v in out):
-        raise InvalidArgumentError(f"{what} {values!r}: each must fit in int64 (below 2**63)")
+        raise InvalidArgumentError(
+            f"{what} {describe(values)}: each must fit in int64 (below 2**63)")
     return out
 
 

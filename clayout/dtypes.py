@@ -7,7 +7,7 @@ from typing import Union
 import ml_dtypes
 import numpy as np
 
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, describe
 
 
 @dataclass(frozen=True)
@@ -147,4 +147,20 @@ def data_type(value: DataTypeLike) -> DataType:
             if dt.numpy == np_dtype:
                 return dt
     why = " (ambiguous: NumPy reads it as its 64-bit type)" if ambiguous else ""
-    raise InvalidArgumentError(f"unknown data type {value!r}{why}: expected {_accepted()}")
+    raise InvalidArgumentError(f"unknown data type {describe(value)}{why}: expected {_accepted()}")
+
+
+def numpy_name(dt: DataType) -> str:
+    """How Python code names ``dt``'s NumPy dtype: ``np.float32``, ``np.int8``;
+    ``ml_dtypes.bfloat16``, ``ml_dtypes.int4`` ... for the types NumPy lacks."""
+    name = dt.numpy.name
+    own = getattr(np, name, None)
+    return f"np.{name}" if own is not None and np.dtype(own) == dt.numpy else f"ml_dtypes.{name}"
+
+
+def with_article(name: str) -> str:
+    """A type's name after "a" or "an", as it is read: an int32, a uint8, a
+    float16, an f32 (eff), an s8 (ess), a u8 (you), a bf16 (bee)."""
+    first = name[:1].lower()
+    spelt = name[1:2].isdigit() and first in "fhlmnrsx"  # a letter read as its name
+    return f"{'an' if first in 'aeio' or spelt else 'a'} {name}"

@@ -28,3 +28,34 @@ class KernelBuildError(UnimplementedError):
                      log.strip().splitlines()[0] if log.strip() else "no message")
         super().__init__(f"the device's compiler refused kernel {kernel}: {first}")
         self.kernel, self.log, self.summary = kernel, log, first
+
+
+#: The longest repr of a user value that a message quotes.
+MAX_SHOWN = 200
+#: A NumPy array of at most this many elements is shown with its values.
+SHOWN_ELEMENTS = 8
+
+
+def describe(value) -> str:
+    """A short text for ``value`` in a message: arrays (anything with a shape
+    and a dtype) by type, shape and dtype, e.g. "numpy.ndarray of shape
+    (64, 64), float64" (a NumPy array of a few elements with its values too,
+    "numpy.ndarray [[2, 3]] of shape (1, 2), int64");
+    anything else (NumPy scalars too) by its repr, cut to MAX_SHOWN characters."""
+    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+    if isinstance(shape, tuple) and shape != () and dtype is not None:
+        kind = type(value)
+        values = ""
+        if kind.__module__ == "numpy" and value.size <= SHOWN_ELEMENTS:
+            values = f" {_capped(repr(value.tolist()))}"
+        return (f"{kind.__module__.split('.')[0]}.{kind.__qualname__}{values} of shape "
+                f"{tuple(shape)}, {dtype}")
+    try:
+        text = repr(value)
+    except Exception:  # a broken __repr__ must not hide the error being reported
+        text = f"<{type(value).__qualname__} object>"
+    return _capped(text)
+
+
+def _capped(text: str) -> str:
+    return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN - 3] + "..."

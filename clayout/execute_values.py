@@ -32,17 +32,16 @@ import numpy as np
 from .attr import PER_SLICE_FIELDS, Attr
 from .backends import foreign_storage
 from .dtypes import DATA_TYPES
-from .errors import InvalidArgumentError, UnimplementedError
+from .errors import InvalidArgumentError, UnimplementedError, describe
 from .memory import Memory, uninitialised
 from .memory_desc import RUNTIME_DIM, MemoryDesc
 
 #: What execute takes as the values of one attribute.
 ValuesLike = Union[np.ndarray, Sequence[float], float, Memory, Any]
-#: execute's keyword for each field of Attr that holds values.
-KEYWORDS = dict(zip(("src_scales", "dst_scales", "src_zero_points", "dst_zero_points"),
-                    PER_SLICE_FIELDS))
+#: execute's keyword for each field of Attr that holds values (the same names).
+KEYWORDS = {field: field for field in PER_SLICE_FIELDS}
 #: The type the kernels read each kind of value in.
-KERNEL_TYPE = {"scales": "f32", "zero_point": "s32"}
+KERNEL_TYPE = {"scales": "f32", "zero_points": "s32"}
 
 
 class ValueSlot:
@@ -183,7 +182,7 @@ def _device_memory(slot: ValueSlot, value, dims, engine) -> Memory:
     elif foreign_storage(value) != engine.kind:
         what = {"opencl": "a pyopencl object", "sycl": "USM memory"}[foreign_storage(value)]
         raise InvalidArgumentError(
-            f"{keyword} {value!r}: {what} for a primitive on {engine.describe()}; give "
+            f"{keyword} {describe(value)}: {what} for a primitive on {engine.describe()}; give "
             f"NumPy values or a Memory of its engine")
     elif not hasattr(value, "dtype"):  # a Buffer, USM memory: untyped bytes
         md = MemoryDesc((count,), kernel_type, tag="a")

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, describe
 
 #: oneDNN's memory_extra_flags values, for text and interchange.
 FLAG_S8S8 = 0x1          # compensation_conv_s8s8
@@ -21,7 +21,8 @@ def _mask(value, what):
     if value is None:
         return None
     if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value <= 0:
-        raise InvalidArgumentError(f"{what} {value!r}: expected an integer > 0 (a dim mask)")
+        raise InvalidArgumentError(
+            f"{what} {describe(value)}: expected an integer > 0 (a dim mask)")
     return int(value)
 
 
@@ -50,12 +51,12 @@ class Extra:
         comp = _mask(compensation_mask, "compensation_mask")
         asymm = _mask(asymm_compensation_mask, "asymm_compensation_mask")
         if not isinstance(scale_adjust, numbers.Real) or isinstance(scale_adjust, bool):
-            raise InvalidArgumentError(f"scale_adjust {scale_adjust!r}: expected a number")
+            raise InvalidArgumentError(f"scale_adjust {describe(scale_adjust)}: expected a number")
         with np.errstate(over="ignore", under="ignore"):
             as_f32 = float(np.float32(scale_adjust))
         if not math.isfinite(as_f32) or as_f32 <= 0:
             raise InvalidArgumentError(
-                f"scale_adjust {scale_adjust!r}: expected a number > 0 that is finite and "
+                f"scale_adjust {describe(scale_adjust)}: expected a number > 0 that is finite and "
                 f"nonzero as an f32")
         object.__setattr__(self, "compensation_mask", comp)
         object.__setattr__(self, "asymm_compensation_mask", asymm)

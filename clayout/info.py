@@ -43,7 +43,7 @@ def _problems() -> list[tuple[str, Callable[[Engine], object]]]:
         groups = 64 * 256 // 32
         return Reorder(md((64, 256), "u4"), md((64, 256), "f16"), engine=engine, attr=Attr(
             src_scales=Scales(np.ones(groups), mask=0b11, groups=(1, 32), data_type="f16"),
-            src_zero_point=ZeroPoints(np.full(groups, 8), mask=0b11, groups=(1, 32),
+            src_zero_points=ZeroPoints(np.full(groups, 8), mask=0b11, groups=(1, 32),
                                       data_type="u4")))
 
     seven = (2, 3, 2, 3, 2, 3, 2)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .dim_values import int_tuple
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, describe
 
 
 def dim_offsets(md, d: int, index: int | np.ndarray) -> int | np.ndarray:
@@ -41,8 +41,8 @@ def offset(md, idx: Sequence[int], padded: bool = False) -> int:
     With ``padded`` the index may reach into the padding (up to
     ``own_padded_dims``). Raises InvalidArgumentError for an index out of range.
     """
-    md._require_layout(f"offset({idx!r})")
-    md._require_concrete(f"offset({idx!r})")
+    md._require_layout(f"offset({describe(idx)})")
+    md._require_concrete(f"offset({describe(idx)})")
     idx = int_tuple(idx, "index")
     limits = md.own_padded_dims if padded else md.dims
     if len(idx) != md.ndims or any(not 0 <= i < n for i, n in zip(idx, limits)):

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from .dim_values import RUNTIME_DIM, check_dims, dims_text, int_tuple
 from .dtypes import DataTypeLike
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, describe
 from .tags import LETTERS, TagLayout, format_tag
 
 
@@ -45,8 +45,12 @@ def with_dims(pattern, dims: Sequence[int],
             strides = pattern.strides
         blocks = "".join(f"{size}{LETTERS[d]}"
                          for size, d in zip(pattern.inner_blks, pattern.inner_idxs))
+        strides = int_tuple(strides, "strides", runtime=True)
+        order = range(pattern.ndims)  # a tag with strides: in the strides' order
+        if len(strides) == pattern.ndims:
+            order = sorted(order, key=lambda d: (-strides[d], d))
         outer = "".join(LETTERS[d].upper() if d in pattern.inner_idxs else LETTERS[d]
-                        for d in range(pattern.ndims))
+                        for d in order)
         md = cls(dims, pattern.data_type, tag=outer + blocks, strides=strides)
     pattern.check_instance(md, "with_dims")
     return md
@@ -258,7 +262,7 @@ def check_same_dims(md, other, what: str, desc_type: type | None = None) -> None
     """Raise InvalidArgumentError unless ``other`` is a descriptor (of
     ``desc_type``, MemoryDesc) with the same dims."""
     if not isinstance(other, desc_type or type(md)):
-        raise InvalidArgumentError(f"{what}: {other!r} is not a MemoryDesc")
+        raise InvalidArgumentError(f"{what}: {describe(other)} is not a MemoryDesc")
     if md.dims != other.dims:
         def shown(dims):  # runtime dims as *
             return dims_text(dims) if RUNTIME_DIM in dims else repr(dims)

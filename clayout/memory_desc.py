@@ -20,7 +20,7 @@ from . import md_addressing, md_transforms
 from .dim_values import INT64_LIMIT, RUNTIME_DIM, dims_text
 from .dim_values import check_dims as _check_dims, int_tuple as _int_tuple, round_up as _round_up
 from .dtypes import DataType, DataTypeLike, data_type as _data_type
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, describe
 from .extra import Extra
 from .md_addressing import element_span, may_overlap
 from .tags import LETTERS, TagLayout, expand_tag, format_tag, parse_tag
@@ -52,13 +52,38 @@ def _derived(method):
     return property(get)
 
 
+def _check_tag_order(tag: str, layout: TagLayout, strides: tuple, own: tuple,
+                     extents: list) -> None:
+    """Raise InvalidArgumentError unless ``strides`` order the dims as ``tag``
+    (of ``layout``, whose dense strides are ``own``) does: outermost first,
+    each stride at least the next inner dim's. Strides may add gaps to a
+    tag, not reorder it; dims of one step (``extents``: outer steps per dim)
+    and runtime strides are left out."""
+    known = [strides[d] for d in layout.outer if extents[d] != 1 and strides[d] != RUNTIME_DIM]
+    if all(a >= b for a, b in zip(known, known[1:])):
+        return
+    hint = ""
+    if RUNTIME_DIM not in strides:
+        order = sorted(range(len(strides)), key=lambda d: (-strides[d], d))
+        hint = f" (tag {format_tag(TagLayout(tuple(order), layout.blocks))!r} has that order)"
+
+    def shown(values):
+        return "(" + ", ".join("*" if v == RUNTIME_DIM else str(v) for v in values) + ")"
+    raise InvalidArgumentError(
+        f"tag {tag!r} with strides {shown(strides)}: the tag's own strides are "
+        f"{shown(own)}; strides given with a tag must keep its order of dims (from "
+        f"its outermost dim inwards they must not grow) and may only add gaps. For "
+        f"another order, write the tag in that order{hint}")
+
+
 class MemoryDesc:
     """A tensor's logical shape, data type and physical layout.
 
     Build it from a format tag (``tag="nChw16c"``, any abstract tag, alias or
     meta-tag, or ``"any"``), from strides (plain layouts, gaps allowed), from
-    both (the tag gives the inner blocks, the strides the outer dims), or from
-    neither (dense row-major). Descriptors are immutable and hashable.
+    both (the tag gives the dim order and inner blocks, the strides the outer
+    steps: in the tag's order, gaps allowed), or from neither (dense
+    row-major). Descriptors are immutable and hashable.
 
     ``extra`` (an Extra) adds compensation values after the padded data of
     s8 weights (oneDNN's memory_extra_desc); ``size`` counts them, and
@@ -74,14 +99,17 @@ class MemoryDesc:
         dims = _check_dims(dims, runtime=True)
         dt = _data_type(data_type)
         ndims = len(dims)
+        if tag is not None and not isinstance(tag, str):
+            raise InvalidArgumentError(f"format tag {describe(tag)}: expected a string (or None)")
         if extra is not None:
             if not isinstance(extra, Extra):
-                raise InvalidArgumentError(f"extra {extra!r}: expected a clayout.Extra")
+                raise InvalidArgumentError(f"extra {describe(extra)}: expected a clayout.Extra")
             if tag == "any":
                 raise InvalidArgumentError(f"{extra!r}: not allowed with tag 'any'")
         if tag == "any":
             if strides is not None:
-                raise InvalidArgumentError(f"strides {strides!r}: not allowed with tag 'any'")
+                raise InvalidArgumentError(
+                    f"strides {describe(strides)}: not allowed with tag 'any'")
             self._set(dims, dt.name, "any", dims, (0,) * ndims, 0, (0,) * ndims, (), ())
             return
         if tag is None:
@@ -95,14 +123,14 @@ class MemoryDesc:
                        for n, b in zip(dims, blocks))
         inner_size = math.prod(size for _, size in layout.blocks)
         runtime_tag = None
+        dense = [0] * ndims
+        stride = inner_size
+        for d in reversed(layout.outer):
+            dense[d] = stride
+            # A stride over a runtime dim is known only at execution.
+            stride = RUNTIME_DIM if RUNTIME_DIM in (stride, padded[d]) else \
+                stride * max(1, padded[d] // blocks[d])
         if strides is None:
-            dense = [0] * ndims
-            stride = inner_size
-            for d in reversed(layout.outer):
-                dense[d] = stride
-                # A stride over a runtime dim is known only at execution.
-                stride = RUNTIME_DIM if RUNTIME_DIM in (stride, padded[d]) else \
-                    stride * max(1, padded[d] // blocks[d])
             strides = tuple(dense)
             if RUNTIME_DIM in dims:
                 runtime_tag = format_tag(layout)
@@ -111,6 +139,10 @@ class MemoryDesc:
             if len(strides) != ndims:
                 raise InvalidArgumentError(
                     f"strides {strides!r}: {len(strides)} strides for {ndims} dims {dims!r}")
+            if tag is not None:
+                _check_tag_order(tag, layout, strides, tuple(dense),
+                                 [RUNTIME_DIM if p == RUNTIME_DIM else p // b
+                                  for p, b in zip(padded, blocks)])
         inner = (tuple(s for _, s in layout.blocks), tuple(d for d, _ in layout.blocks))
         if RUNTIME_DIM in dims or RUNTIME_DIM in strides:
             if extra is not None:
@@ -144,7 +176,7 @@ class MemoryDesc:
             shape, dtype, byte_strides = tuple(array.shape), array.dtype, tuple(array.strides)
         except AttributeError:
             raise InvalidArgumentError(
-                f"{array!r}: expected a NumPy array or pyopencl Array") from None
+                f"{describe(array)}: expected a NumPy array or pyopencl Array") from None
         dt = _data_type(dtype)
         size = dt.bits // 8
         offset = getattr(array, "offset", 0)  # pyopencl: bytes into base_data

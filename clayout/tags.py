@@ -17,7 +17,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, describe
 
 MAX_NDIMS = 12
 LETTERS = "abcdefghijkl"
@@ -86,7 +86,7 @@ def expand_tag(tag: str, ndims: int) -> str:
     Raises InvalidArgumentError if the tag cannot be parsed or does not fit.
     """
     if not isinstance(tag, str) or not tag:
-        raise InvalidArgumentError(f"format tag {tag!r}: expected a non-empty string")
+        raise InvalidArgumentError(f"format tag {describe(tag)}: expected a non-empty string")
     return _expand(tag, ndims)
 
 
@@ -120,33 +120,41 @@ def parse_tag(tag: str, ndims: int, shown_as: str | None = None) -> TagLayout:
 @functools.lru_cache(maxsize=1024)
 def _parse(tag: str, ndims: int, name: str) -> TagLayout:
     outer, blocks = _split(tag)
+    # Messages use the letters the user wrote: ``name``'s, where they line up
+    # with the abstract tag's (an alias; a meta-tag's 'x' stands for several).
+    written_outer, written_blocks = _split(name) if name != tag else (outer, blocks)
+    if len(written_outer) != len(outer) or len(written_blocks) != len(blocks):
+        written_outer, written_blocks = outer, blocks
     if not 1 <= ndims <= MAX_NDIMS:
         raise _bad(name, f"{ndims} dims is outside 1..{MAX_NDIMS}")
     lower = [c.lower() for c in outer]
-    for c in lower:
+    for c, w in zip(lower, written_outer):
         if c not in LETTERS:
-            raise _bad(name, f"letter {c!r} is not a dim (a-l)")
+            raise _bad(name, f"letter {w!r} is not a dim (a-l)")
     dims = [LETTERS.index(c) for c in lower]
     if sorted(dims) != list(range(ndims)):
         raise _bad(name, f"the outer letters must name each of the {ndims} dims "
-                         f"({LETTERS[:ndims]}) exactly once, got {outer!r}")
+                         f"({LETTERS[:ndims]}) exactly once, got {written_outer!r}")
     block_list = []
-    for size, c in blocks:
+    for (size, c), (_, w) in zip(blocks, written_blocks):
         if c.isupper():
-            raise _bad(name, f"inner block {size}{c} must use a lowercase letter")
+            raise _bad(name, f"inner block {size}{w} must use a lowercase letter")
         if c not in LETTERS[:ndims]:
-            raise _bad(name, f"inner block {size}{c} names no dim of a {ndims}-d tensor")
+            raise _bad(name, f"inner block {size}{w} names no dim of a {ndims}-d tensor")
         if size < 1:
-            raise _bad(name, f"inner block {size}{c} must have a size of at least 1")
+            raise _bad(name, f"inner block {size}{w} must have a size of at least 1")
         block_list.append((LETTERS.index(c), size))
     if len(block_list) > MAX_NDIMS:
         raise _bad(name, f"{len(block_list)} inner blocks, at most {MAX_NDIMS} allowed")
     blocked = {d for d, _ in block_list}
-    for c, d in zip(outer, dims):
-        if c.isupper() and d not in blocked:
-            raise _bad(name, f"dim {c!r} is uppercase (blocked) but has no inner block")
-        if c.islower() and d in blocked:
-            raise _bad(name, f"dim {c!r} has inner blocks, so it must be written {c.upper()!r}")
+    for c, w, d in zip(outer, written_outer, dims):
+        if c.isupper() != (d in blocked):
+            rule = ("is uppercase (blocked) but has no inner block" if c.isupper() else
+                    "has inner blocks, so it must be written in uppercase")
+            fixed = "".join(u.upper() if e in blocked else u.lower()
+                            for u, e in zip(written_outer, dims))
+            fixed += "".join(f"{size}{u}" for size, u in written_blocks)
+            raise _bad(name, f"dim {w!r} {rule}: did you mean {fixed!r}?")
     return TagLayout(tuple(dims), tuple(block_list))
 
 

@@ -83,7 +83,7 @@ def _fixed_dims(problem: Problem) -> set:
     arguments.py checks a runtime-dims primitive's creation by)."""
     fixed = {problem.shuffle[0]} if problem.shuffle is not None else set()
     attr = problem.attr
-    for name in ("src_scales", "dst_scales", "src_zero_point", "dst_zero_point"):
+    for name in ("src_scales", "dst_scales", "src_zero_points", "dst_zero_points"):
         value = getattr(attr, name, None) if attr is not None else None
         if value is not None and not value.at_execute:
             fixed.update(value.masked_dims())

@@ -17,13 +17,13 @@ s8 = cly.MemoryDesc(dims, "s8", tag="nhwc")
 src = cly.Memory.from_numpy(f32, engine, values)
 q = cly.Memory(s8, engine)
 cly.reorder(src, q, attr=cly.Attr(dst_scales=cly.Scales(scales, mask=0b10),
-                                  dst_zero_point=zero_point))
+                                  dst_zero_points=zero_point))
 print("quantized channel 0, first row:", q.to_numpy()[0, 0, 0].tolist())
 
 # Dequantize: x = scale * (q - zero_point)
 back = cly.Memory(f32, engine)
 cly.reorder(q, back, attr=cly.Attr(src_scales=cly.Scales(scales, mask=0b10),
-                                   src_zero_point=zero_point))
+                                   src_zero_points=zero_point))
 error = np.abs(back.to_numpy() - values)
 error[0, 3, 0, 0] = 0  # the saturated value
 steps = error / scales[None, :, None, None]

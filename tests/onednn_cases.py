@@ -158,9 +158,9 @@ def problems(draw):
             if draw(st.integers(0, 2)) == 0:
                 kw["dst_scales"] = draw(values(dims, "scale", None))
             if sdt in INTS and draw(st.integers(0, 2)) == 0:
-                kw["src_zero_point"] = draw(values(dims, "zp", sdt, grouped))
+                kw["src_zero_points"] = draw(values(dims, "zp", sdt, grouped))
             if ddt in INTS and draw(st.integers(0, 2)) == 0:
-                kw["dst_zero_point"] = draw(values(dims, "zp", ddt))
+                kw["dst_zero_points"] = draw(values(dims, "zp", ddt))
             if draw(st.integers(0, 2)) == 0:
                 kw["sum_beta"] = draw(st.sampled_from([0.5, 1.0, -1.0, 0.25, 2.0]))
         case = Case(seed, index, "reorder", dims, sdt, ddt, src, dst, **kw)

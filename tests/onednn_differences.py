@@ -125,23 +125,23 @@ def _model(case, values, old, attrs, *, reciprocal=False, through_f16=False, exa
         x = np.asarray(values).astype(np.float64).astype(ct)
         if flush:
             x = _flushed(x)
-        if wrap and "src_zero_point" in attrs:  # s32 arithmetic, wrapping around
-            x = (np.asarray(values).astype(np.int64) - attrs["src_zero_point"]).astype(
+        if wrap and "src_zero_points" in attrs:  # s32 arithmetic, wrapping around
+            x = (np.asarray(values).astype(np.int64) - attrs["src_zero_points"]).astype(
                 np.int32).astype(ct)
-        elif "src_zero_point" in attrs:
-            x = x - attrs["src_zero_point"].astype(ct)
+        elif "src_zero_points" in attrs:
+            x = x - attrs["src_zero_points"].astype(ct)
         if "src_scales" in attrs:
             x = attrs["src_scales"].astype(np.float32).astype(ct) * x
         if case.sum_beta is not None and not drop_sum:
             o = np.asarray(old).astype(np.float64).astype(ct)
-            if "dst_zero_point" in attrs and not sum_plain:
-                o = o - attrs["dst_zero_point"].astype(ct)
+            if "dst_zero_points" in attrs and not sum_plain:
+                o = o - attrs["dst_zero_points"].astype(ct)
             x = x + ct(np.float32(case.sum_beta)) * o
         if "dst_scales" in attrs:
             s = attrs["dst_scales"].astype(np.float32)
             x = x * (np.float32(1) / s).astype(ct) if reciprocal else x / s.astype(ct)
-        if "dst_zero_point" in attrs:
-            x = x + attrs["dst_zero_point"].astype(ct)
+        if "dst_zero_points" in attrs:
+            x = x + attrs["dst_zero_points"].astype(ct)
         x = np.broadcast_to(x, case.dims).astype(ct)
         if flush:
             x = _flushed(x)
@@ -171,13 +171,13 @@ def _applicable_flags(case):
         out.append("f8_through_f16")
     if "s32" in (case.sdt, case.ddt) and case.has_attr:
         out.append("exact_integers")
-    if case.sum_beta is not None and case.dst_zero_point is not None:
+    if case.sum_beta is not None and case.dst_zero_points is not None:
         out.append("sum_without_dst_zero_point")
-    if any(v is not None and v.mask for v in (case.src_zero_point, case.dst_zero_point)):
+    if any(v is not None and v.mask for v in (case.src_zero_points, case.dst_zero_points)):
         out.append("onednn_masked_zero_points")
-    if case.src_zero_point is not None or case.dst_zero_point is not None:
+    if case.src_zero_points is not None or case.dst_zero_points is not None:
         out.append("onednn_zero_points_dropped")
-    if case.sdt == "s32" and case.src_zero_point is not None:
+    if case.sdt == "s32" and case.src_zero_points is not None:
         out.append("onednn_s32_zero_point_wraps")
     if case.sdt not in INTS or case.ddt not in INTS:
         out.append("denormals_flushed")
@@ -384,7 +384,7 @@ def _whole_problem_defects(case, run):
     out = []
     simple = run.onednn_impl.startswith("simple")
     if simple and any(v is not None and v.mask
-                      for v in (case.src_zero_point, case.dst_zero_point)):
+                      for v in (case.src_zero_points, case.dst_zero_points)):
         out.append("onednn_masked_zero_points")
     if any(v is not None and _gapped(v.mask) for v in (case.src_scales, case.dst_scales)):
         out.append("onednn_gapped_scale_mask")

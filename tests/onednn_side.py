@@ -42,7 +42,7 @@ def _attr_entries(case):
     """(scales, zero points, execute values) for tests/dnnl.py: each as
     (argument, mask, groups, stored type) and (argument, kind, values, type)."""
     scales, zero_points, values = [], [], []
-    for name in ("src_scales", "dst_scales", "src_zero_point", "dst_zero_point"):
+    for name in ("src_scales", "dst_scales", "src_zero_points", "dst_zero_points"):
         v = getattr(case, name)
         if v is None:
             continue

@@ -32,7 +32,7 @@ TYPES = ("f32", "f16", "bf16", "s32", "s8", "u8", "f64", "f8_e5m2", "f8_e4m3",
          "s4", "u4", "f4_e2m1")
 NIBBLES = ("s4", "u4", "f4_e2m1")
 CORE = ("f32", "f16", "bf16", "s32", "s8", "u8")
-VALUE_FIELDS = ("src_scales", "dst_scales", "src_zero_point", "dst_zero_point")
+VALUE_FIELDS = ("src_scales", "dst_scales", "src_zero_points", "dst_zero_points")
 INTS = ("s32", "s8", "u8", "s4", "u4")
 #: block sizes drawn for inner blocks, with 3 and 5 (which divide few dims) often
 BLOCKS = (2, 3, 4, 5, 8, 16, 3, 5, 16, 6, 7, 12)
@@ -113,25 +113,25 @@ class Case:
     dst: Layout | None        # None: a shuffle's dst_md=None (the source's layout)
     src_scales: Values | None = None
     dst_scales: Values | None = None
-    src_zero_point: Values | None = None
-    dst_zero_point: Values | None = None
+    src_zero_points: Values | None = None
+    dst_zero_points: Values | None = None
     sum_beta: float | None = None
     shuffle: tuple | None = None  # (axis, group, backward)
     at_execute: bool = False  # scales and zero points given to execute, not to Attr
 
     @property
     def has_attr(self):
-        return any(v is not None for v in (self.src_scales, self.dst_scales, self.src_zero_point,
-                                           self.dst_zero_point, self.sum_beta))
+        return any(v is not None for v in (self.src_scales, self.dst_scales, self.src_zero_points,
+                                           self.dst_zero_points, self.sum_beta))
 
     @property
     def refusal(self):
         """Why clayout must refuse this problem (an InvalidArgumentError), or
         None: DESIGN.md and docs/limits.md, zero points apply to integer
         types only."""
-        if self.src_zero_point is not None and self.sdt not in INTS:
+        if self.src_zero_points is not None and self.sdt not in INTS:
             return f"src zero point on {self.sdt}"
-        if self.dst_zero_point is not None and self.ddt not in INTS:
+        if self.dst_zero_points is not None and self.ddt not in INTS:
             return f"dst zero point on {self.ddt}"
         return None
 
@@ -142,7 +142,7 @@ class Case:
     def attr_code(self, brief=False):
         parts = []
         for name, cls in (("src_scales", "Scales"), ("dst_scales", "Scales"),
-                          ("src_zero_point", "ZeroPoints"), ("dst_zero_point", "ZeroPoints")):
+                          ("src_zero_points", "ZeroPoints"), ("dst_zero_points", "ZeroPoints")):
             value = getattr(self, name)
             if value is None:
                 continue
@@ -186,8 +186,8 @@ class Case:
         out = {}
         for name, keyword, kind in (("src_scales", "src_scales", np.float32),
                                     ("dst_scales", "dst_scales", np.float32),
-                                    ("src_zero_point", "src_zero_points", np.int32),
-                                    ("dst_zero_point", "dst_zero_points", np.int32)):
+                                    ("src_zero_points", "src_zero_points", np.int32),
+                                    ("dst_zero_points", "dst_zero_points", np.int32)):
             value = getattr(self, name)
             if value is not None:
                 out[keyword] = np.array(value.values, dtype=kind)
@@ -328,6 +328,10 @@ def _layout(rng, dims, ndims, tag=None, dressed=None):
         strides = _gapped_strides(rng, order, [p // b for p, b in zip(padded, blocks)], inner)
         if tag is None and rng.random() < 0.2:  # an innermost stride past 1
             strides = tuple(s * 2 for s in strides)
+        if tag is not None and list(order) != list(outer):
+            # Strides keep a tag's order of dims: the tag is written in theirs.
+            tag = "".join(LETTERS[d].upper() if d in dict(pairs) else LETTERS[d]
+                          for d in order) + "".join(f"{size}{LETTERS[d]}" for d, size in pairs)
     elif tag is None:
         tag = LETTERS[:ndims]
     return Layout(tag, strides, full if sub else None, offsets)
@@ -405,9 +409,9 @@ def _attributes(rng, dims, sdt, ddt):
         kw["dst_scales"] = _values(rng, dims, "scale", None)
     refuse = rng.random() < 0.03  # now and then a zero point on a float side: refused
     if (sdt in INTS or refuse) and rng.random() < 0.4:
-        kw["src_zero_point"] = _values(rng, dims, "zp", sdt)
+        kw["src_zero_points"] = _values(rng, dims, "zp", sdt)
     if (ddt in INTS or refuse) and rng.random() < 0.4:
-        kw["dst_zero_point"] = _values(rng, dims, "zp", ddt)
+        kw["dst_zero_points"] = _values(rng, dims, "zp", ddt)
     if rng.random() < 0.45:  # a sum also shows an element written twice
         kw["sum_beta"] = float(rng.choice([0.5, 1.0, -1.0, 0.25, 2.0, 0.1]))
     if not kw:

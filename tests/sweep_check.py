@@ -246,7 +246,7 @@ def _attr_arrays(case):
             if v.data_type:
                 values = ref.stored_scales(values, v.data_type)
             out[name] = _spread(values, v, dims)
-    for name in ("src_zero_point", "dst_zero_point"):
+    for name in ("src_zero_points", "dst_zero_points"):
         v = getattr(case, name)
         if v is not None:
             out[name] = _spread(np.array(v.values, np.int32), v, dims)
@@ -264,7 +264,7 @@ def expected(case, values, old):
     sdt, ddt = case.sdt, case.ddt
     a = _attr_arrays(case)
     kw = dict(src_scale=a.get("src_scales"), dst_scale=a.get("dst_scales"),
-              src_zp=a.get("src_zero_point"), dst_zp=a.get("dst_zero_point"),
+              src_zp=a.get("src_zero_points"), dst_zp=a.get("dst_zero_points"),
               beta=case.sum_beta, old=old)
     if sdt == ddt and not case.has_attr:
         return values.copy(), None, True

@@ -51,7 +51,7 @@ def descriptors(case):
     dst, dst_parent = make(case.dst, case.ddt)
     kw = {}
     for name, cls in (("src_scales", cly.Scales), ("dst_scales", cly.Scales),
-                      ("src_zero_point", cly.ZeroPoints), ("dst_zero_point", cly.ZeroPoints)):
+                      ("src_zero_points", cly.ZeroPoints), ("dst_zero_points", cly.ZeroPoints)):
         v = getattr(case, name)
         if v is not None:
             extra = {"data_type": v.data_type} if v.data_type else {}

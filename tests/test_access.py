@@ -79,14 +79,14 @@ def case_attr(kind, src_dt, dims):
                                               mask=2))
     if kind == "sum":
         zero_points = cly.ZeroPoints(np.arange(dims[1], dtype=np.int32) % 3, mask=2)
-        return cly.Attr(sum_beta=0.5, dst_zero_point=zero_points)
+        return cly.Attr(sum_beta=0.5, dst_zero_points=zero_points)
     if kind == "groups":
         count = dims[0] * dims[1] // 32
         scales = cly.Scales(np.linspace(0.5, 2, count).astype(np.float16), mask=3,
                             groups=(1, 32), data_type="f16")
         zero_points = cly.ZeroPoints(np.arange(count, dtype=np.int32) % 16, mask=3,
                                      groups=(1, 32), data_type="u4")
-        return cly.Attr(src_scales=scales, src_zero_point=zero_points)
+        return cly.Attr(src_scales=scales, src_zero_points=zero_points)
     return None
 
 

@@ -392,7 +392,7 @@ def test_a_groups_value_applies_to_each_element_of_its_group(host_engine):
     case = _case("--sdt=u4", "--ddt=f32", "--stag=ba", "--attr-scales=src:per_dim_01:f16:1x32",
                  "--attr-zero-points=src:per_dim_01:u4:32x1", "64x128")
     _, scales, groups = case.per_slice["src_scales"]
-    _, points, _ = case.per_slice["src_zero_point"]
+    _, points, _ = case.per_slice["src_zero_points"]
     assert groups == (1, 32) and scales.size == 64 * 4 and points.size == 2 * 128
     raw = _execute(case, host_engine)
     got = raw[:64 * 128 * 4].view(np.float32).reshape(64, 128)

@@ -102,7 +102,7 @@ def run_case(engine, dims, src_tag, dst_tag, masks, rng, *, sdt="f32", scale_adj
     kw, ref = {}, {}
     for name, given, cls in (("src_scales", src_scale, cly.Scales),
                              ("dst_scales", dst_scale, cly.Scales),
-                             ("src_zero_point", src_zp, cly.ZeroPoints)):
+                             ("src_zero_points", src_zp, cly.ZeroPoints)):
         if given is not None:
             kw[name] = cls(given[0], mask=given[1])
             ref[name] = per_slice(given[0], given[1], dims)
@@ -111,7 +111,7 @@ def run_case(engine, dims, src_tag, dst_tag, masks, rng, *, sdt="f32", scale_adj
     r.execute(stream, src, dst)
     stream.wait()
     want_q = quantize(values, sdt, scale_adjust, ref.get("src_scales"), ref.get("dst_scales"),
-                      ref.get("src_zero_point"))
+                      ref.get("src_zero_points"))
     got = dst.raw()
     what = f"{r.impl} {src_tag}->{dst_tag} {masks} adjust {scale_adjust} attr {kw}"
     data = physical_size(dims, dst_tag)
@@ -334,7 +334,7 @@ W_DST = cly.MemoryDesc(OIHW_DIMS, "s8", tag="OIhw16i16o", extra=cly.Extra(compen
 
 @pytest.mark.parametrize("attr,match", [
     (cly.Attr(sum_beta=1.0), "sum post-op"),
-    (cly.Attr(dst_zero_point=1), "dst_zero_point"),
+    (cly.Attr(dst_zero_points=1), "dst_zero_points"),
 ], ids=["sum", "dst_zp"])
 def test_rejected_attributes(host_engine, attr, match):
     with pytest.raises(cly.InvalidArgumentError, match=match):

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import clayout as cly
+from clayout.errors import describe
 
 ROOT = pathlib.Path(__file__).parents[1]
 
@@ -89,7 +90,7 @@ def test_unknown_or_ambiguous_data_types_list_what_is_accepted(given):
     with pytest.raises(cly.InvalidArgumentError) as info:
         cly.MemoryDesc((2, 3), given)
     message = str(info.value)
-    assert repr(given) in message
+    assert describe(given) in message  # the repr; an array by its shape and dtype
     # The message lists both vocabularies.
     assert "f32" in message and "float32" in message and "bfloat16" in message
 

@@ -122,9 +122,9 @@ def test_the_planner_reads_attribute_kinds_not_values(profile):
         rng = np.random.default_rng(seed)
         return cly.Attr(src_scales=cly.Scales(rng.uniform(0.5, 2, DIMS[1]), mask=0b10),
                         dst_scales=float(rng.uniform(1, 2)),
-                        src_zero_point=cly.ZeroPoints(rng.integers(-3, 3, DIMS[1]),
+                        src_zero_points=cly.ZeroPoints(rng.integers(-3, 3, DIMS[1]),
                                                       mask=0b10),
-                        dst_zero_point=int(rng.integers(0, 9)),
+                        dst_zero_points=int(rng.integers(0, 9)),
                         sum_beta=float(rng.uniform(0, 1)))
 
     a, b = (plan_module.plan_kernel(Problem("reorder", src, dst, attr(s)), profile)

@@ -381,7 +381,7 @@ from clayout.problem import Problem
 
 src = cly.MemoryDesc((2, 19, 5, 7), "f32", tag="nchw")
 dst = cly.MemoryDesc(src.dims, "s8", tag="nChw16c")
-attr = cly.Attr(src_scales=0.5, dst_zero_point=3)
+attr = cly.Attr(src_scales=0.5, dst_zero_points=3)
 report(source=render_kernel(plan_kernel(Problem("reorder", src, dst, attr, None), CPU_PROFILE)))
 """
 

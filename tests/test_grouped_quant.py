@@ -172,7 +172,7 @@ def test_decompression(eng, i, variant):
     zps = random_zero_points(group_count(dims, zmask, zgroups), zdt, rng)
     attr = cly.Attr(
         src_scales=cly.Scales(given, mask=mask, groups=groups, data_type=sdt),
-        src_zero_point=cly.ZeroPoints(zps if zmask else int(zps[0]), mask=zmask,
+        src_zero_points=cly.ZeroPoints(zps if zmask else int(zps[0]), mask=zmask,
                                       groups=zgroups, data_type=zdt))
     want, pre = ref.ref_reorder(w, wdt, ddt, src_scale=ref.per_group(stored, mask, groups, dims),
                                 src_zp=ref.per_group(zps, zmask, zgroups, dims))
@@ -373,7 +373,7 @@ def test_groups_on_dst_scales(host_engine):
 
 
 def test_groups_on_dst_zero_points(host_engine):
-    expect_invalid(reorder_with(host_engine, src="f32", dst="u8", dst_zero_point=cly.ZeroPoints(
+    expect_invalid(reorder_with(host_engine, src="f32", dst="u8", dst_zero_points=cly.ZeroPoints(
         np.ones(128, np.int32), mask=0b11, groups=(16, 1))), "(16, 1)", "dst")
 
 
@@ -389,7 +389,7 @@ def test_group_not_dividing(host_engine, groups, bad):
                                                (0b00, (1, 32), 32)])
 def test_group_outside_mask(host_engine, mask, groups, bad):
     dims = (32, 64)
-    expect_invalid(reorder_with(host_engine, src_zero_point=cly.ZeroPoints(
+    expect_invalid(reorder_with(host_engine, src_zero_points=cly.ZeroPoints(
         np.zeros(group_count(dims, mask, groups), np.int32), mask=mask, groups=groups,
         data_type="s4")), re.compile(rf"\b{bad}\b"), "mask")
 
@@ -401,7 +401,7 @@ def test_wrong_value_count(host_engine, which, count):
     if which == "scales":
         attr = {"src_scales": cly.Scales(np.ones(count), mask=0b11, groups=(1, 32))}
     else:
-        attr = {"src_zero_point": cly.ZeroPoints(np.zeros(count, np.int32), mask=0b11,
+        attr = {"src_zero_points": cly.ZeroPoints(np.zeros(count, np.int32), mask=0b11,
                                                  groups=(1, 32), data_type="u4")}
     expect_invalid(reorder_with(host_engine, src="u4", **attr),
                    re.compile(rf"\b{count}\b"), "64")
@@ -433,7 +433,7 @@ def test_bad_groups(groups):
 def test_groups_on_1d(host_engine):
     expect_invalid(reorder_with(host_engine, dims=(64,), src_scales=cly.Scales(
         np.ones(2), mask=1, groups=(1, 32))), "(1, 32)")
-    expect_invalid(reorder_with(host_engine, dims=(64,), src_zero_point=cly.ZeroPoints(
+    expect_invalid(reorder_with(host_engine, dims=(64,), src_zero_points=cly.ZeroPoints(
         np.ones(2, np.int32), mask=1, groups=(32, 1), data_type="s8")), "(32, 1)")
 
 

@@ -93,10 +93,10 @@ def test_boxes_tile_the_index_space(case):
 CASES = {
     "blocked both sides, tails": (("f32", (3, 37, 5, 3), "nChw16c"), ("s8", "ABcd4b16a4b"),
                                   {"src_scales": cly.Scales(np.linspace(0.5, 2, 37), mask=2),
-                                   "dst_zero_point": 3}),
+                                   "dst_zero_points": 3}),
     "sum with per-slice zero points": (("s8", (4, 7, 9), "acb"), ("u8", "Acb8a"),
                                        {"sum_beta": 0.5,
-                                        "dst_zero_point": cly.ZeroPoints(np.arange(9), mask=4)}),
+                                        "dst_zero_points": cly.ZeroPoints(np.arange(9), mask=4)}),
     "packed destination": (("f32", (6, 11), "ab"), ("s4", "ba"), {"src_scales": 0.25}),
     "f8 source into bf16": (("f8_e4m3", (5, 33, 2), "abc"), ("bf16", "aBc16b"), {}),
 }

@@ -243,7 +243,7 @@ def test_grouped_values_once_per_run(eng, sdt, ddt, group):
     zps = None
     if sdt == "u4":
         zps = rng.integers(0, 16, count).astype(np.int32)
-        kw["src_zero_point"] = cly.ZeroPoints(zps, mask=0b11, groups=(1, group), data_type="u4")
+        kw["src_zero_points"] = cly.ZeroPoints(zps, mask=0b11, groups=(1, group), data_type="u4")
     attr = cly.Attr(**kw)
     if sdt in ref.PACKED:
         lo, hi = ref.INT_RANGE[sdt]

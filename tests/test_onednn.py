@@ -266,7 +266,7 @@ def _both(onednn, engine, case):
 
 def test_onednn_masked_zero_points_reproducer(cl_engine, onednn):
     case = Case(1, 1, "reorder", (2, 4), "u8", "s32", Layout("ab"), Layout("ab"),
-                src_zero_point=Values(0b10, (1, 2, 3, 4)))
+                src_zero_points=Values(0b10, (1, 2, 3, 4)))
     run, at = _both(onednn, cl_engine, case)
     src = run.problem.expect.values.reshape(-1).astype(np.int64)
     got = run.onednn.view(np.int32)[at]
@@ -275,7 +275,7 @@ def test_onednn_masked_zero_points_reproducer(cl_engine, onednn):
 
 def test_onednn_zero_points_dropped_reproducer(cl_engine, onednn):
     case = Case(1, 6, "reorder", (8, 8), "s32", "s32", Layout(None, (8, 1)), Layout("Ab8a"),
-                src_zero_point=Values(0, (11,)))
+                src_zero_points=Values(0, (11,)))
     run, at = _both(onednn, cl_engine, case)
     src = run.problem.expect.values.reshape(-1)
     got = run.onednn.view(np.int32)[at]
@@ -296,7 +296,7 @@ def test_onednn_s32_zero_point_wraps_reproducer(cl_engine, onednn):
     """s32 2^31 - 1 minus a zero point of -2, scaled by 4, with a sum: oneDNN's
     simple:any wraps around to a negative value."""
     case = Case(1, 8, "reorder", (1, 1, 2, 16), "s32", "f32", Layout("dcba"), Layout("dcba"),
-                src_scales=Values(0, (4.0,)), src_zero_point=Values(0b1100, (-2,) * 32),
+                src_scales=Values(0, (4.0,)), src_zero_points=Values(0b1100, (-2,) * 32),
                 sum_beta=2.0)
     problem = Prepared(case)
     expect = problem.expect

@@ -35,7 +35,7 @@ def test_error_scales_mask_beyond_ndims(engine):
     dst = cly.MemoryDesc(ATTR_DIMS, "s8")
     attr = cly.Attr(src_scales=cly.Scales(np.ones(4, np.float32), mask=0b10000))
     _raises(lambda: cly.Reorder(md, dst, engine=engine, attr=attr), "0b10000")
-    attr = cly.Attr(dst_zero_point=cly.ZeroPoints([1, 2], mask=0b100000))
+    attr = cly.Attr(dst_zero_points=cly.ZeroPoints([1, 2], mask=0b100000))
     _raises(lambda: cly.Reorder(md, dst, engine=engine, attr=attr), "0b100000")
 
 
@@ -47,7 +47,7 @@ def test_error_wrong_count_of_scale_values(engine):
         cly.Reorder(md, dst, engine=engine, attr=attr)
     message = str(info.value)
     assert re.search(r"\b7\b", message) and re.search(r"\b12\b", message), message
-    attr = cly.Attr(src_zero_point=cly.ZeroPoints([1, 2, 3], mask=0b0001))
+    attr = cly.Attr(src_zero_points=cly.ZeroPoints([1, 2, 3], mask=0b0001))
     with pytest.raises(cly.InvalidArgumentError) as info:
         cly.Reorder(cly.MemoryDesc(ATTR_DIMS, "s8"), dst, engine=engine, attr=attr)
     assert re.search(r"\b3\b", str(info.value)) and re.search(r"\b2\b", str(info.value))
@@ -58,7 +58,7 @@ def test_error_wrong_count_of_scale_values(engine):
 def test_error_zero_point_on_a_float_type(engine, sdt, ddt, which):
     a = cly.MemoryDesc(ATTR_DIMS, sdt)
     b = cly.MemoryDesc(ATTR_DIMS, ddt)
-    attr = cly.Attr(**{f"{which}_zero_point": 3})
+    attr = cly.Attr(**{f"{which}_zero_points": 3})
     _raises(lambda: cly.Reorder(a, b, engine=engine, attr=attr), sdt if which == "src" else ddt)
 
 
@@ -95,7 +95,7 @@ def test_one_call_form_and_reuse(engine):
     src_md = cly.MemoryDesc(dims, "bf16", tag="abcd")
     dst_md = cly.MemoryDesc(dims, "u8", tag="aBcd8b")
     attr = cly.Attr(src_scales=cly.Scales(rng.uniform(0.5, 2, 10).astype(np.float32), 0b10),
-                    dst_zero_point=7)
+                    dst_zero_points=7)
     r = cly.Reorder(src_md, dst_md, engine=engine, attr=attr)
     s = cly.Stream(engine)
     for seed in range(2):  # one primitive, two pairs of memories

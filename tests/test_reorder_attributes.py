@@ -43,8 +43,8 @@ def attr_case(engine, sdt, ddt, s_tag, d_tag, rng, *, src_scale=None, dst_scale=
     kw, ref = {}, {}
     for name, given_, cls in (("src_scales", src_scale, cly.Scales),
                               ("dst_scales", dst_scale, cly.Scales),
-                              ("src_zero_point", src_zp, cly.ZeroPoints),
-                              ("dst_zero_point", dst_zp, cly.ZeroPoints)):
+                              ("src_zero_points", src_zp, cly.ZeroPoints),
+                              ("dst_zero_points", dst_zp, cly.ZeroPoints)):
         if given_ is not None:
             vals, mask = given_
             kw[name] = cls(vals, mask=mask)
@@ -52,8 +52,8 @@ def attr_case(engine, sdt, ddt, s_tag, d_tag, rng, *, src_scale=None, dst_scale=
     attr = cly.Attr(sum_beta=beta, **kw)
     r = execute(engine, src_md, dst_md, src, dst, attr=attr)
     want, pre = ref_reorder(values, sdt, ddt, src_scale=ref.get("src_scales"),
-                            dst_scale=ref.get("dst_scales"), src_zp=ref.get("src_zero_point"),
-                            dst_zp=ref.get("dst_zero_point"), beta=beta,
+                            dst_scale=ref.get("dst_scales"), src_zp=ref.get("src_zero_points"),
+                            dst_zp=ref.get("dst_zero_points"), beta=beta,
                             old=old if beta is not None else None)
     raw = dst.raw()
     assert_same(logical_of(raw, ATTR_DIMS, d_tag, ddt), want, src=values, pre=pre,
@@ -130,8 +130,8 @@ def test_sum_with_every_attribute_on_a_strided_destination(engine):
     raw[pos] = old
     dst = cly.Memory(dst_md, engine, raw=raw)
     sc = rng.uniform(0.5, 2, 3).astype(np.float32)
-    attr = cly.Attr(src_scales=cly.Scales(sc, mask=0b010), dst_scales=1.5, src_zero_point=None,
-                    dst_zero_point=cly.ZeroPoints([5, 9], mask=0b001), sum_beta=0.5)
+    attr = cly.Attr(src_scales=cly.Scales(sc, mask=0b010), dst_scales=1.5, src_zero_points=None,
+                    dst_zero_points=cly.ZeroPoints([5, 9], mask=0b001), sum_beta=0.5)
     execute(engine, src_md, dst_md, src, dst, attr=attr)
     want, pre = ref_reorder(values, "f32", "u8", src_scale=per_slice(sc, 0b010, dims),
                             dst_scale=np.float32(1.5), dst_zp=per_slice([5, 9], 0b001, dims),

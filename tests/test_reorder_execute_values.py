@@ -36,7 +36,7 @@ GUARD = 32   # bytes after each destination that no write may reach
 FILL = 0xA5
 PACKED = ("s4", "u4")
 KEYWORD = {"src_scales": "src_scales", "dst_scales": "dst_scales",
-           "src_zero_point": "src_zero_points", "dst_zero_point": "dst_zero_points"}
+           "src_zero_points": "src_zero_points", "dst_zero_points": "dst_zero_points"}
 ZP_RANGE = {"s32": (-300, 300), "s8": (-128, 127), "u8": (0, 255), "s4": (-8, 7), "u4": (0, 15)}
 
 
@@ -131,8 +131,8 @@ def expected(specs, values, src, sdt, ddt, dims, beta=None, old=None):
     per = {s.field: ref.per_group(s.stored(values[s.field]), s.mask, s.groups, dims)
            for s in specs}
     return ref.ref_reorder(src, sdt, ddt, src_scale=per.get("src_scales"),
-                           dst_scale=per.get("dst_scales"), src_zp=per.get("src_zero_point"),
-                           dst_zp=per.get("dst_zero_point"), beta=beta, old=old)
+                           dst_scale=per.get("dst_scales"), src_zp=per.get("src_zero_points"),
+                           dst_zp=per.get("dst_zero_points"), beta=beta, old=old)
 
 
 def destination(engine, md, old_raw):
@@ -194,23 +194,23 @@ CASES = [
     Case("per-channel-s8-to-blocked-f32", D4, "s8", "f32", "acdb", "aBcd4b",
          (Spec("src_scales", 0b10), Spec("dst_scales", 0b10))),
     Case("multi-dim-masks-u8-dst-zp", D4, "f32", "u8", "abcd", "acdb",
-         (Spec("src_scales", 0b0110), Spec("dst_zero_point", 0b1001, data_type="u8"))),
+         (Spec("src_scales", 0b0110), Spec("dst_zero_points", 0b1001, data_type="u8"))),
     Case("zero-points-and-sum", D4, "s8", "s8", "abcd", "aBcd4b",
-         (Spec("src_zero_point", 0b10, data_type="s8"), Spec("dst_zero_point", 0),
+         (Spec("src_zero_points", 0b10, data_type="s8"), Spec("dst_zero_points", 0),
           Spec("dst_scales", 0b1000)), beta=0.5),
     Case("u8-src-zp-to-f16", D4, "u8", "f16", "aBcd4b", "abcd",
-         (Spec("src_zero_point", 0b1, data_type="u8"), Spec("src_scales", 0b1100))),
+         (Spec("src_zero_points", 0b1, data_type="u8"), Spec("src_scales", 0b1100))),
     Case("s32-to-s8-per-tensor-src-zp", D4, "s32", "s8", "abcd", "acdb",
-         (Spec("src_scales", 0b10), Spec("src_zero_point", 0),
-          Spec("dst_zero_point", 0b100, data_type="s8"))),
+         (Spec("src_scales", 0b10), Spec("src_zero_points", 0),
+          Spec("dst_zero_points", 0b100, data_type="s8"))),
     Case("f16-to-bf16-f16-and-bf16-scales", D4, "f16", "bf16", "acdb", "abcd",
          (Spec("src_scales", 0b1010, data_type="f16"), Spec("dst_scales", 0, data_type="bf16"))),
     Case("grouped-1x32-f16-scales-u4-zp", G2, "u4", "f32", "ab", "ba",
-         (Spec("src_scales", 0b11, (1, 32), "f16"), Spec("src_zero_point", 0b11, (1, 32), "u4"))),
+         (Spec("src_scales", 0b11, (1, 32), "f16"), Spec("src_zero_points", 0b11, (1, 32), "u4"))),
     Case("grouped-8x1-bf16-scales-s4-zp", G2, "s4", "f16", "ba", "ab",
-         (Spec("src_scales", 0b11, (8, 1), "bf16"), Spec("src_zero_point", 0b11, (8, 1), "s4"))),
+         (Spec("src_scales", 0b11, (8, 1), "bf16"), Spec("src_zero_points", 0b11, (8, 1), "s4"))),
     Case("grouped-1x32-f32-scales-s8-zp-blocked", G2, "s8", "bf16", "AB16b16a", "ab",
-         (Spec("src_scales", 0b11, (1, 32)), Spec("src_zero_point", 0b01, data_type="s8"))),
+         (Spec("src_scales", 0b11, (1, 32)), Spec("src_zero_points", 0b01, data_type="s8"))),
     Case("grouped-8x1-f16-scales-compress-to-s4", G2, "f32", "s4", "ab", "ab",
          (Spec("src_scales", 0b11, (8, 1), "f16"),)),
 ]
@@ -244,7 +244,7 @@ def test_the_values_of_each_execute_are_used(eng):
     """Two executes of one primitive with different values give each its own
     result (nothing of the first value set is kept)."""
     dims = (2, 3, 4)
-    specs = (Spec("src_scales", 0b10, data_type="f16"), Spec("dst_zero_point", 0, data_type="s8"))
+    specs = (Spec("src_scales", 0b10, data_type="f16"), Spec("dst_zero_points", 0, data_type="s8"))
     md = cly.MemoryDesc(dims, "f32", tag="abc")
     dmd = cly.MemoryDesc(dims, "s8", tag="cab")
     prim = cly.Reorder(md, dmd, engine=eng, attr=attr_of(specs))
@@ -252,7 +252,7 @@ def test_the_values_of_each_execute_are_used(eng):
     src = cly.Memory(md, eng, raw=ref.raw_of(x, "abc", "f32"))
     old_raw = np.zeros(dmd.size, np.uint8)
     for scales, zp in (([0.5, 2.0, -1.0], -7), ([3.0, 0.25, 1.0], 100)):
-        values = {"src_scales": np.array(scales, np.float32), "dst_zero_point": np.int32([zp])}
+        values = {"src_scales": np.array(scales, np.float32), "dst_zero_points": np.int32([zp])}
         raw = run(prim, eng, src, dmd, old_raw, src_scales=scales, dst_zero_points=zp)
         want, pre = expected(specs, values, x, "f32", "s8", dims)
         check_result(raw, dims, "cab", "s8", want, pre, x, what=f"{scales} {zp}")
@@ -308,15 +308,15 @@ def as_source(kind, spec, values, engine, queue):
 #: points and a per-tensor dst scale: values exact in their data types, so
 #: that every source (the kernels' type or the declared one) means the same.
 SOURCE_SPECS = (Spec("src_scales", 0b10, data_type="f16"),
-                Spec("src_zero_point", 0b1, data_type="s8"), Spec("dst_scales", 0))
+                Spec("src_zero_points", 0b1, data_type="s8"), Spec("dst_scales", 0))
 SOURCE_VALUES = {"src_scales": np.array([0.5, 1.25, -3.0], np.float32),
-                 "src_zero_point": np.array([3, -100], np.int32),
+                 "src_zero_points": np.array([3, -100], np.int32),
                  "dst_scales": np.array([0.25], np.float32)}
 #: grouped u4 weights: bf16 scales and u4 zero points per 1x32 group
 GROUPED_SPECS = (Spec("src_scales", 0b11, (1, 32), "bf16"),
-                 Spec("src_zero_point", 0b11, (1, 32), "u4"))
+                 Spec("src_zero_points", 0b11, (1, 32), "u4"))
 GROUPED_VALUES = {"src_scales": np.array([0.5, 1.5, 2.0, -0.125, 3.0, 0.75], np.float32),
-                  "src_zero_point": np.array([0, 15, 7, 8, 1, 3], np.int32)}
+                  "src_zero_points": np.array([0, 15, 7, 8, 1, 3], np.int32)}
 
 HOST_SOURCES = ["numpy", "list", "wide-numpy", "numpy-declared", "memory", "memory-declared"]
 CL_SOURCES = HOST_SOURCES + ["array", "array-declared", "buffer"]
@@ -394,13 +394,13 @@ def test_python_numbers_and_int_scales(eng):
     """Scales given as integers (a list, an int64 array) and per-tensor
     values as plain Python numbers, a 0-d array and a 1-element list."""
     dims = (2, 3, 4)
-    specs = (Spec("src_scales", 0b100), Spec("dst_zero_point", 0))
+    specs = (Spec("src_scales", 0b100), Spec("dst_zero_points", 0))
     md, dmd = cly.MemoryDesc(dims, "f32", tag="abc"), cly.MemoryDesc(dims, "s32", tag="bca")
     prim = cly.Reorder(md, dmd, engine=eng, attr=attr_of(specs))
     x = np.random.default_rng(3).normal(0, 100, dims).astype(np.float32)
     src = cly.Memory(md, eng, raw=ref.raw_of(x, "abc", "f32"))
     values = {"src_scales": np.array([1, -2, 3, 4], np.float32),
-              "dst_zero_point": np.array([-5], np.int32)}
+              "dst_zero_points": np.array([-5], np.int32)}
     want, pre = expected(specs, values, x, "f32", "s32", dims)
     old_raw = np.zeros(dmd.size, np.uint8)
     for scales, zp in (([1, -2, 3, 4], -5), (np.array([1, -2, 3, 4], np.int64), np.int64(-5)),
@@ -431,7 +431,7 @@ def test_per_tensor_scale_from_the_device(cl_engine):
 
 def test_twenty_value_sets_build_nothing(eng):
     dims = (6, 64)
-    specs = (Spec("src_scales", 0b11, (1, 32), "f16"), Spec("src_zero_point", 0, data_type="u8"),
+    specs = (Spec("src_scales", 0b11, (1, 32), "f16"), Spec("src_zero_points", 0, data_type="u8"),
              Spec("dst_scales", 0b10))
     md, dmd = cly.MemoryDesc(dims, "u8", tag="ab"), cly.MemoryDesc(dims, "f32", tag="ba")
     prim = cly.Reorder(md, dmd, engine=eng, attr=attr_of(specs))
@@ -459,7 +459,7 @@ def test_device_values_in_the_declared_type_build_nothing_at_execute(cl_engine):
     widened on the device by a kernel built with the primitive: no execute
     builds, the first included."""
     dims = (6, 64)
-    specs = (Spec("src_scales", 0b11, (1, 32), "f16"), Spec("src_zero_point", 0b1, data_type="u8"))
+    specs = (Spec("src_scales", 0b11, (1, 32), "f16"), Spec("src_zero_points", 0b1, data_type="u8"))
     md, dmd = cly.MemoryDesc(dims, "u8", tag="ab"), cly.MemoryDesc(dims, "f32", tag="ba")
     prim = cly.Reorder(md, dmd, engine=cl_engine, attr=attr_of(specs))
     rng = np.random.default_rng(22)
@@ -497,7 +497,7 @@ def test_numpy_values_may_change_after_execute(cl_engine, path):
     else:  # more than 6 dims: the host path runs on a worker thread
         dims, stag, dtag = (2, 3, 2, 1, 2, 1, 2), "abcdefg", "gfedcba"
     specs = (Spec("src_scales", 0b10), Spec("dst_scales", 0b10, data_type="f16"),
-             Spec("dst_zero_point", 0b1))
+             Spec("dst_zero_points", 0b1))
     md, dmd = cly.MemoryDesc(dims, "f32", tag=stag), cly.MemoryDesc(dims, "s32", tag=dtag)
     prim = cly.Reorder(md, dmd, engine=cl_engine, attr=attr_of(specs))
     assert prim.impl.startswith("host:" if path == "host-fallback" else "ocl:"), prim.impl
@@ -543,7 +543,8 @@ def test_host_engine_values_may_change_after_execute(host_engine):
 
 def _bad_setup(engine):
     """u8 (2, 3, 4) -> f32 with f16 per-channel scales and u8 zero points per batch."""
-    specs = (Spec("src_scales", 0b10, data_type="f16"), Spec("src_zero_point", 0b1, data_type="u8"))
+    specs = (Spec("src_scales", 0b10, data_type="f16"),
+             Spec("src_zero_points", 0b1, data_type="u8"))
     md, dmd = cly.MemoryDesc((2, 3, 4), "u8", tag="abc"), cly.MemoryDesc((2, 3, 4), "f32")
     prim = cly.Reorder(md, dmd, engine=engine, attr=attr_of(specs))
     src = cly.Memory.from_numpy(md, engine, np.ones((2, 3, 4), np.uint8))
@@ -660,7 +661,7 @@ def test_unexpected_values_are_refused(engine):
         err = assert_refused_untouched(plain, engine, src, dmd, **{keyword: 1})
         assert keyword in str(err) and "without" in str(err)
     partly = cly.Reorder(md, dmd, engine=engine,
-                         attr=cly.Attr(src_scales=cly.Scales(mask=0b10), dst_zero_point=3))
+                         attr=cly.Attr(src_scales=cly.Scales(mask=0b10), dst_zero_points=3))
     err = assert_refused_untouched(partly, engine, src, dmd, src_scales=[1, 2, 3],
                                    dst_zero_points=3)
     assert "dst_zero_points" in str(err) and "fixed at creation" in str(err)
@@ -670,21 +671,21 @@ def test_unexpected_values_are_refused(engine):
 
 
 def test_a_misspelt_keyword_is_an_invalid_argument(engine):
-    """Attr's field is src_zero_point, execute's keyword src_zero_points: the
-    Attr spelling at execute raises InvalidArgumentError naming both."""
+    """execute's keyword is src_zero_points: the singular (Attr's deprecated
+    spelling) at execute raises InvalidArgumentError naming both."""
     md, dmd = cly.MemoryDesc((2, 3), "s8"), cly.MemoryDesc((2, 3), "f32", tag="ba")
     prim = cly.Reorder(md, dmd, engine=engine,
-                       attr=cly.Attr(src_zero_point=cly.ZeroPoints(mask=0b10)))
+                       attr=cly.Attr(src_zero_points=cly.ZeroPoints(mask=0b10)))
     src = cly.Memory(md, engine)
     err = assert_refused_untouched(prim, engine, src, dmd, src_zero_point=[1, 2, 3])
-    assert "src_zero_point" in str(err) and "src_zero_points" in str(err), err
+    assert "'src_zero_point'" in str(err) and "src_zero_points=" in str(err), err
 
 
 def test_cross_engine_reorders_take_values_at_creation(cl_engine, host_engine):
     md = cly.MemoryDesc((2, 3), "f32")
     dmd = cly.MemoryDesc((2, 3), "s8", tag="ba")
     for attr in (cly.Attr(src_scales=cly.Scales(mask=0b10)),
-                 cly.Attr(dst_zero_point=cly.ZeroPoints(mask=0, data_type="s8"))):
+                 cly.Attr(dst_zero_points=cly.ZeroPoints(mask=0, data_type="s8"))):
         for sides in ((host_engine, cl_engine), (cl_engine, host_engine)):
             with pytest.raises(cly.UnimplementedError, match="cross-engine"):
                 cly.Reorder(md, dmd, src_engine=sides[0], dst_engine=sides[1], attr=attr)
@@ -705,7 +706,7 @@ RUNTIME_SHAPES = [(2, 3, 4, 5), (1, 7, 2, 3), (3, 1, 5, 2), (2, 3, 4, 5)]
 @pytest.mark.parametrize("source", ["numpy", "memory-declared"])
 def test_runtime_dims_with_values_along_them(eng, source):
     specs = (Spec("src_scales", 0b0110, data_type="f16"),
-             Spec("dst_zero_point", 0b0001, data_type="u8"), Spec("dst_scales", 0b1000))
+             Spec("dst_zero_points", 0b0001, data_type="u8"), Spec("dst_scales", 0b1000))
     pattern = (R, R, R, R)
     prim = cly.Reorder(cly.MemoryDesc(pattern, "f32", tag="nchw"),
                        cly.MemoryDesc(pattern, "u8", tag="nhwc"), engine=eng, attr=attr_of(specs))
@@ -737,7 +738,7 @@ def test_runtime_dims_with_values_along_them(eng, source):
 @pytest.mark.parametrize("wdt", ["s8", "u4"])
 def test_runtime_dims_with_grouped_values_along_the_last_dim(eng, wdt):
     specs = (Spec("src_scales", 0b11, (1, 32), "f16"),
-             Spec("src_zero_point", 0b11, (1, 32), "s8" if wdt == "s8" else "u4"))
+             Spec("src_zero_points", 0b11, (1, 32), "s8" if wdt == "s8" else "u4"))
     prim = cly.Reorder(cly.MemoryDesc((R, R), wdt, tag="ab"),
                        cly.MemoryDesc((R, R), "f32", tag="ba"), engine=eng, attr=attr_of(specs))
     rng = np.random.default_rng(7)
@@ -764,7 +765,7 @@ def test_runtime_dims_4bit_zero_points_on_the_device_build_nothing_per_count(cl_
     """u4 zero points in a device Memory of their declared type are widened
     by one runtime-dims kernel (it reads 4-bit sources), so a runtime-dims
     primitive builds nothing for a new count."""
-    specs = (Spec("src_zero_point", 0b11, (1, 32), "u4"),)
+    specs = (Spec("src_zero_points", 0b11, (1, 32), "u4"),)
     prim = cly.Reorder(cly.MemoryDesc((R, R), "u8", tag="ab"),
                        cly.MemoryDesc((R, R), "f32", tag="ba"), engine=cl_engine,
                        attr=attr_of(specs))
@@ -774,8 +775,8 @@ def test_runtime_dims_4bit_zero_points_on_the_device_build_nothing_per_count(cl_
     runs, built = [], 0
     for i, dims in enumerate(shapes):
         x = sample("u8", dims, rng)
-        values = {"src_zero_point": specs[0].random(dims, rng)}
-        zp = as_source("memory-declared", specs[0], values["src_zero_point"], cl_engine, None)
+        values = {"src_zero_points": specs[0].random(dims, rng)}
+        zp = as_source("memory-declared", specs[0], values["src_zero_points"], cl_engine, None)
         src = cly.Memory(cly.MemoryDesc(dims, "u8", tag="ab"), cl_engine,
                          raw=ref.raw_of(x, "ab", "u8"))
         dmd = cly.MemoryDesc(dims, "f32", tag="ba")
@@ -861,7 +862,8 @@ def test_threads_share_one_primitive_with_their_own_values(cl_engine):
     import pyopencl as cl
 
     dims = (3, 5, 4)
-    specs = (Spec("src_scales", 0b010, data_type="bf16"), Spec("dst_zero_point", 0, data_type="s8"))
+    specs = (Spec("src_scales", 0b010, data_type="bf16"),
+             Spec("dst_zero_points", 0, data_type="s8"))
     md, dmd = cly.MemoryDesc(dims, "f32", tag="abc"), cly.MemoryDesc(dims, "s8", tag="cab")
     prim = cly.Reorder(md, dmd, engine=cl_engine, attr=attr_of(specs))
     x = np.random.default_rng(9).normal(0, 30, dims).astype(np.float32)

@@ -96,7 +96,7 @@ def test_issue_33_layouts_and_types_are_exact(cl_engine, monkeypatch, strategy, 
     if dst_zp_mask is not None:
         zps = rng.integers(-5, 6, math.prod(dims[d] for d in range(len(dims))
                                             if dst_zp_mask >> d & 1)).astype(np.int32)
-        attr["dst_zero_point"] = cly.ZeroPoints(zps, mask=dst_zp_mask)
+        attr["dst_zero_points"] = cly.ZeroPoints(zps, mask=dst_zp_mask)
         kwargs["dst_zp"] = per_slice(zps, dst_zp_mask, dims)
     attr = cly.Attr(**attr) if attr else None
     want, pre = ref_reorder(values, sdt, ddt, **kwargs)

@@ -291,7 +291,7 @@ def test_seven_dim_submemory_destination_with_sum(engine):
     parent = cly.Memory(parent_md, engine, raw=parent_raw)
     sub_md = parent_md.submemory(sub_dims, offsets)
     r = execute(engine, src_md, sub_md, src, cly.Memory(sub_md, engine, buffer=parent),
-                attr=cly.Attr(src_zero_point=-3, dst_scales=0.75, sum_beta=0.5))
+                attr=cly.Attr(src_zero_points=-3, dst_scales=0.75, sum_beta=0.5))
     assert r.impl.startswith("host"), r.impl
     want, _ = ref_reorder(values, "s8", "f32", src_zp=np.int32(-3), dst_scale=np.float32(0.75),
                           beta=0.5, old=old)

@@ -127,13 +127,13 @@ CASES = [
     ("f16_nhwc_to_f32", md(ACT, "f16", "nhwc"), md(ACT, "f32", "nchw"), None, None),
     ("f64_to_bf16", md(ACT, "f64", "nchw"), md(ACT, "bf16", "nchw"), None, None),
     ("f32_to_s8_per_channel_nChw16c", md(ACT, "f32", "nchw"), md(ACT, "s8", "nChw16c"),
-     cly.Attr(src_scales=CHANNEL_SCALES, dst_zero_point=-3), None),
+     cly.Attr(src_scales=CHANNEL_SCALES, dst_zero_points=-3), None),
     ("s32_to_f32_dst_scale_sum", md(ACT, "s32", "nhwc"), md(ACT, "f32", "nchw"),
      cly.Attr(dst_scales=3.0, sum_beta=0.5), None),
     ("f32_to_f8_e4m3", md(ACT, "f32", "nchw"), md(ACT, "f8_e4m3", "nhwc"), None, None),
     ("s4_grouped_to_f32", md((8, 64), "s4", "ab"), md((8, 64), "f32", "ab"),
      cly.Attr(src_scales=cly.Scales(np.linspace(0.5, 2.0, 16), data_type="f16", **GROUPED),
-              src_zero_point=cly.ZeroPoints(np.arange(16) % 16, data_type="u4", **GROUPED)),
+              src_zero_points=cly.ZeroPoints(np.arange(16) % 16, data_type="u4", **GROUPED)),
      None),
     ("f32_to_u4_grouped_transposed", md((8, 64), "f32", "ab"), md((8, 64), "u4", "ba"),
      cly.Attr(src_scales=cly.Scales(np.linspace(0.5, 2.0, 16), **GROUPED)), None),
@@ -318,7 +318,7 @@ def test_masked_write_kernel(engines):
 
 RUNTIME = Problem("reorder", md((R, 19, R, R), "f32", "nchw"), md((R, 19, R, R), "s8", "nChw16c"),
                   cly.Attr(src_scales=cly.Scales(np.linspace(0.1, 2.0, 19), mask=0b10),
-                           dst_zero_point=4))
+                           dst_zero_points=4))
 
 
 @pytest.mark.needs_intel

@@ -201,7 +201,7 @@ def test_the_problems_cover_the_space():
     assert any(lay.strides and lay.tag is None for lay in layouts)
     assert any(lay.strides and lay.tag for lay in layouts)
     assert any(lay.parent for lay in layouts)
-    for name in ("src_scales", "dst_scales", "src_zero_point", "dst_zero_point", "sum_beta"):
+    for name in ("src_scales", "dst_scales", "src_zero_points", "dst_zero_points", "sum_beta"):
         assert any(getattr(c, name) is not None for c in reorders), name
     assert any(c.shuffle and c.shuffle[2] for c in cases)
     assert any(c.refusal for c in cases)

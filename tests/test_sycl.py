@@ -70,7 +70,7 @@ CASES = [
      cly.Attr(dst_scales=cly.Scales(mask=2, values=np.linspace(0.5, 2, 19)))),
     ("oihw -> OIhw4i16o4i s8", (20, 19, 3, 3), "s8", "oihw", "s8", "OIhw4i16o4i", None),
     ("u8 -> f32 zero point", (3, 40), "u8", "ab", "f32", "ba",
-     cly.Attr(src_zero_point=cly.ZeroPoints(values=[7]))),
+     cly.Attr(src_zero_points=cly.ZeroPoints(values=[7]))),
 ]
 
 
@@ -95,7 +95,7 @@ def test_grouped_decompression_and_shuffle_match_the_host(sycl):
     scales = cly.Scales(mask=3, groups=(32, 1), values=np.linspace(0.01, 0.5, 2 * 96))
     points = cly.ZeroPoints(mask=3, groups=(32, 1), data_type="u4",
                             values=np.arange(2 * 96) % 16)
-    attr = cly.Attr(src_scales=scales, src_zero_point=points)
+    attr = cly.Attr(src_scales=scales, src_zero_points=points)
     src_md, dst_md = cly.MemoryDesc(dims, "u4", tag="ab"), cly.MemoryDesc(dims, "f16", tag="ab")
     array = (np.arange(np.prod(dims)) % 16).reshape(dims).astype(src_md.dtype.numpy)
     prim, got = _sycl_bytes(sycl, src_md, dst_md, array, attr)

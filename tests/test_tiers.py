@@ -33,7 +33,7 @@ def _cases():
             cly.Attr(src_scales=cly.Scales(np.linspace(0.5, 3, c), mask=0b10))
         yield "f32->bf16 nhwc", md(dims, "f32", "nchw"), md(dims, "bf16", "nhwc"), None
         yield "u8->f32 zero point", md(dims, "u8", "nhwc"), md(dims, "f32", "nchw"), \
-            cly.Attr(src_zero_point=cly.ZeroPoints([7]), src_scales=cly.Scales([0.25]))
+            cly.Attr(src_zero_points=cly.ZeroPoints([7]), src_scales=cly.Scales([0.25]))
 
 
 CASES = list(_cases())

@@ -286,7 +286,7 @@ def _reorder(problem: Problem) -> Case:
         if mask >> len(dims):
             raise Declined("INVALID_ARGUMENTS", f"{entry.policy} names a dim beyond {len(dims)} dims")
         groups = _group_sizes(entry, what, dims)
-        field_name = f"{entry.arg}_{'zero_point' if integer else 'scales'}"
+        field_name = f"{entry.arg}_{'zero_points' if integer else 'scales'}"
         if mask == 0:
             values = np.array([entry.value])
         else:
@@ -306,7 +306,7 @@ def _reorder(problem: Problem) -> Case:
         kind = ZeroPoints if integer else Scales
         kwargs[field_name] = kind(values, **options)  # checks the values now, as at creation
         if execute_values:
-            at_execute[f"{entry.arg}_{'zero_points' if integer else 'scales'}"] = values
+            at_execute[field_name] = values
             kwargs[field_name] = kind(None, **options)
     if beta is not None:
         kwargs["sum_beta"] = beta

@@ -132,20 +132,20 @@ def candidates(case: Case, flat, index) -> list[np.ndarray]:
     for recip in (False, True) if "dst_scales" in names else (False,):
         with np.errstate(all="ignore"):
             v = x.astype(ct)
-            if "src_zero_point" in names:
-                v = v - _slice_values(case, "src_zero_point", index, ct)
+            if "src_zero_points" in names:
+                v = v - _slice_values(case, "src_zero_points", index, ct)
             if "src_scales" in names:
                 v = _slice_values(case, "src_scales", index, ct) * v
             if case.beta is not None:
                 o = old.astype(ct)
-                if "dst_zero_point" in names:
-                    o = o - _slice_values(case, "dst_zero_point", index, ct)
+                if "dst_zero_points" in names:
+                    o = o - _slice_values(case, "dst_zero_points", index, ct)
                 v = v + ct(np.float32(case.beta)) * o  # beta is an f32, as in oneDNN
             if "dst_scales" in names:
                 s = _slice_values(case, "dst_scales", index, ct)
                 v = v * (ct(1) / s) if recip else v / s
-            if "dst_zero_point" in names:
-                v = v + _slice_values(case, "dst_zero_point", index, ct)
+            if "dst_zero_points" in names:
+                v = v + _slice_values(case, "dst_zero_points", index, ct)
         out.append(v.astype(np.float64))
     return out
 

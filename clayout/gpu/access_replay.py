@@ -152,12 +152,12 @@ class _Kernel:
         """apply_attributes: the formula's values in its order, and the old
         destination for a sum (a value the formula uses twice is loaded once)."""
         args = self.args
-        for field in ("src_zero_point", "src_scales"):
+        for field in ("src_zero_points", "src_scales"):
             if field in args:
                 self.value(field, i, spelling)
         if "sum_beta" in args and d_off is not None:
             self.elements("load dst (sum)", self.plan.dst_md, d_off, n, spelling)
-        for field in ("dst_zero_point", "dst_scales"):
+        for field in ("dst_zero_points", "dst_scales"):
             if field in args:
                 self.value(field, i, spelling)
 

@@ -101,7 +101,7 @@ class KernelArg:
 
     name: str
     c_type: str        # "float" or "int"
-    field: str         # "src_scales", "dst_scales", "src_zero_point", "dst_zero_point", "sum_beta"
+    field: str         # an Attr field: src_scales, dst_scales, src/dst_zero_points, sum_beta
     mask: int = 0
     groups: tuple[int, int] | None = None   # group sizes along the last two dims
     in_buffer: bool = False  # a per-tensor value read from a buffer (given at execute)
@@ -123,7 +123,7 @@ def kind_mask(kind) -> int | None:
 
 #: Attribute fields in the order of the formula, and their arguments' names and C types.
 ATTR_FIELDS = (("src_scales", "src_scale", "float"), ("dst_scales", "dst_scale", "float"),
-               ("src_zero_point", "src_zp", "int"), ("dst_zero_point", "dst_zp", "int"))
+               ("src_zero_points", "src_zp", "int"), ("dst_zero_points", "dst_zp", "int"))
 
 
 @dataclass(frozen=True)

@@ -87,19 +87,19 @@ def reorder_values(src: np.ndarray, src_dt: DataType, dst_dt: DataType,
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         x = src.astype(ct)
         if attr is not None:
-            if attr.src_zero_point is not None:
-                x = x - values(attr.src_zero_point)
+            if attr.src_zero_points is not None:
+                x = x - values(attr.src_zero_points)
             if attr.src_scales is not None:
                 x = values(attr.src_scales) * x
             if attr.sum_beta is not None:
                 old = dst_old.astype(ct)
-                if attr.dst_zero_point is not None:
-                    old = old - values(attr.dst_zero_point)
+                if attr.dst_zero_points is not None:
+                    old = old - values(attr.dst_zero_points)
                 x = x + ct(np.float32(attr.sum_beta)) * old  # beta is an f32, as in oneDNN
             if attr.dst_scales is not None:
                 x = x / values(attr.dst_scales)
-            if attr.dst_zero_point is not None:
-                x = x + values(attr.dst_zero_point)
+            if attr.dst_zero_points is not None:
+                x = x + values(attr.dst_zero_points)
         return convert(np.asarray(x, dtype=ct), dst_dt)
 
 
@@ -161,7 +161,7 @@ def reorder(src_md: MemoryDesc, src_raw: np.ndarray, dst_md: MemoryDesc, dst_raw
     # Index arrays only where something depends on the position.
     per_slice = order is not None or (attr is not None and any(
         v is not None and v.mask for v in (attr.src_scales, attr.dst_scales,
-                                           attr.src_zero_point, attr.dst_zero_point)))
+                                           attr.src_zero_points, attr.dst_zero_points)))
     origin = tuple(start for start, _ in region)
     for relative in boxes(tuple(stop - start for start, stop in region), align=align):
         box = tuple((o + start, o + stop) for o, (start, stop) in zip(origin, relative))

@@ -181,24 +181,24 @@ convert_${ct}${lane_args[arg.name]}(vload${lane_args[arg.name]}(0, ${arg.name} +
 ## DESIGN.md's formula, in its order: dst = (s_src (src - zp_src)
 ##   + beta (dst - zp_dst)) / s_dst + zp_dst.
 <% cv = ct if n == 1 else f"{ct}{n}" %>\
-% if "src_zero_point" in args:
-x = x - ${attr_value(args["src_zero_point"])};
+% if "src_zero_points" in args:
+x = x - ${attr_value(args["src_zero_points"])};
 % endif
 % if "src_scales" in args:
 x = ${attr_value(args["src_scales"])} * x;
 % endif
 % if "sum_beta" in args:
 ${cv} old = ${load(dst_dt, "dst", dst_off, n)};
-%   if "dst_zero_point" in args:
-old = old - ${attr_value(args["dst_zero_point"])};
+%   if "dst_zero_points" in args:
+old = old - ${attr_value(args["dst_zero_points"])};
 %   endif
 x = x + (${ct})beta * old;
 % endif
 % if "dst_scales" in args:
 x = x / ${attr_value(args["dst_scales"])};
 % endif
-% if "dst_zero_point" in args:
-x = x + ${attr_value(args["dst_zero_point"])};
+% if "dst_zero_points" in args:
+x = x + ${attr_value(args["dst_zero_points"])};
 % endif
 </%def>\
 <%def name="f8_fields(dt, n)">\

@@ -34,7 +34,7 @@ def main():
     print(engine, file=sys.stderr)
     rng = np.random.default_rng(0)
     grouped = cly.Attr(src_scales=cly.Scales(np.ones(16), mask=0b11, groups=(1, 16)),
-                       src_zero_point=cly.ZeroPoints(np.zeros(16, np.int32), mask=0b11,
+                       src_zero_points=cly.ZeroPoints(np.zeros(16, np.int32), mask=0b11,
                                                      groups=(1, 16), data_type="u4"))
     extra = cly.Extra(compensation_mask=1, asymm_compensation_mask=1)
     for case in CASES + [GROUPED + (grouped,), COMPENSATED + (None, extra)]:
@@ -115,7 +115,7 @@ def execute_value_cases(engine, rng) -> int:
     from a buffer, and per-slice values along runtime dims (ones and zeros,
     so the values stay exact); guard bytes untouched. Returns the count."""
     count = 0
-    attr = cly.Attr(src_scales=cly.Scales(mask=0b11), dst_zero_point=cly.ZeroPoints(mask=0))
+    attr = cly.Attr(src_scales=cly.Scales(mask=0b11), dst_zero_points=cly.ZeroPoints(mask=0))
     for dims, src_md, dst_md in [
             ((2, 19, 3, 9), cly.MemoryDesc((R,) * 4, "f32", tag="nchw"),
              cly.MemoryDesc((R,) * 4, "s8", tag="nChw16c")),
@@ -136,7 +136,7 @@ def execute_value_cases(engine, rng) -> int:
     # that reads 4-bit sources, for an odd count (a byte half used).
     pattern = cly.MemoryDesc((R, R), "u8", tag="ab")
     primitive = cly.Reorder(pattern, cly.MemoryDesc((R, R), "f32", tag="ba"), engine=engine,
-                            attr=cly.Attr(src_zero_point=cly.ZeroPoints(mask=0b11,
+                            attr=cly.Attr(src_zero_points=cly.ZeroPoints(mask=0b11,
                                                                          data_type="u4")))
     dims = (3, 5)
     values = rng.integers(0, 16, dims).astype(np.uint8)

@@ -122,7 +122,7 @@ def make_attr(kind, channels, rng):
         values = (2.0 ** rng.integers(-3, 2, channels)).astype(np.float32)
         return cly.Attr(dst_scales=cly.Scales(values, mask=2)), {"dst_scale": values}
     if kind == "zero points":
-        return (cly.Attr(src_scales=2.0, src_zero_point=3, dst_zero_point=100),
+        return (cly.Attr(src_scales=2.0, src_zero_points=3, dst_zero_points=100),
                 {"src_scale": np.float32(2.0), "src_zp": np.int32(3), "dst_zp": np.int32(100)})
     if kind == "sum":
         return cly.Attr(sum_beta=0.5), {"beta": 0.5}

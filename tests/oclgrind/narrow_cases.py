@@ -19,7 +19,7 @@ def grouped(count, group, zero_points=False):
     kw = dict(src_scales=cly.Scales(np.ones(count, np.float32), mask=0b11, groups=(1, group),
                                     data_type="f16"))
     if zero_points:
-        kw["src_zero_point"] = cly.ZeroPoints(np.zeros(count, np.int32), mask=0b11,
+        kw["src_zero_points"] = cly.ZeroPoints(np.zeros(count, np.int32), mask=0b11,
                                               groups=(1, group), data_type="u4")
     return cly.Attr(**kw)
 
