@@ -1,9 +1,10 @@
-"""Memory.from_numpy / to_numpy against pyopencl's own transfers of the same bytes.
+"""Memory.from_numpy / to_numpy / write / read against pyopencl's own transfers.
 
 For each layout, clayout's transfer and pyopencl's (a new Buffer plus
 enqueue_copy up; enqueue_copy into a new array down) are timed alternately,
 and "% pyopencl" is the median over those pairs of pyopencl's time over
-clayout's. Memory: tracemalloc's peak of host (NumPy) scratch, and the growth
+clayout's. Memory.write and read (into existing memory, plain layouts) go
+against pyopencl's Array.set and get(ary=) of the same bytes. Memory: tracemalloc's peak of host (NumPy) scratch, and the growth
 of the process's peak resident memory (which on a CPU device also counts the
 device buffers) beyond the bytes the call returns.
 Usage: python benchmarks/bench_transfer.py [--repeats N] [--shapes 32x256x64x64]
@@ -82,6 +83,7 @@ def timed_pairs(case, reference, repeats):
 
 def main():
     import pyopencl as cl
+    import pyopencl.array  # noqa: F401 - cl.array
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--shapes", default="32x256x64x64")
@@ -126,9 +128,32 @@ def main():
                 cl.enqueue_copy(queue, out, device, is_blocking=True)
                 return out
 
-            for name, case, reference, returned, on_host in (
-                    ("from_numpy", upload, cl_upload, md.size, False),
-                    ("to_numpy", download, cl_download, nbytes, True)):
+            # Into and out of existing memory (issue 37): Memory.write and
+            # read against pyopencl's Array.set and get into an existing
+            # array, each waited for. The arrays lie as the memory does
+            # (an nhwc tensor's logical view), so no staging is needed.
+            lying = np.empty_like(mem.read()[0])
+            lying[...] = values
+            cl_array = cl.array.to_device(queue, values)
+            got = np.empty_like(values)
+
+            def write():
+                mem.write(lying).wait()
+
+            def cl_set():
+                cl_array.set(values, queue=queue)
+
+            def read():
+                mem.read(lying)[1].wait()
+
+            def cl_get():
+                cl_array.get(queue=queue, ary=got)
+
+            cases = [("from_numpy", upload, cl_upload, md.size, False),
+                     ("to_numpy", download, cl_download, nbytes, True)]
+            if not md.inner_blks:
+                cases += [("write", write, cl_set, 0, False), ("read", read, cl_get, 0, True)]
+            for name, case, reference, returned, on_host in cases:
                 seconds, ref_seconds, share = timed_pairs(case, reference, args.repeats)
                 traced, grown = memory_of(case, returned, on_host)
                 rows.append({

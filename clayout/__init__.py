@@ -19,6 +19,7 @@ _WHERE = {
     "Attr": "attr", "Scales": "attr", "ZeroPoints": "attr",
     "DataType": "dtypes", "data_type": "dtypes",
     "Engine": "engine", "Stream": "engine", "default_engine": "engine",
+    "HostEvent": "backends.host",
     "Error": "errors", "ExecutionError": "errors", "InvalidArgumentError": "errors",
     "UnimplementedError": "errors",
     "Extra": "extra",
@@ -33,7 +34,7 @@ _WHERE = {
 __all__ = ["Attr", "DataType", "data_type", "Reorder", "Shuffle", "shuffle", "Scales",
            "ZeroPoints", "reorder", "Engine", "Error", "ExecutionError", "Extra",
            "default_engine", "InvalidArgumentError", "kernel_cache", "Memory", "MemoryDesc",
-           "RUNTIME_DIM", "Stream", "UnimplementedError", "build", "tags"]
+           "RUNTIME_DIM", "Stream", "UnimplementedError", "build", "tags", "HostEvent"]
 
 
 #: The modules any engine, memory or primitive needs (all but Mako and the
@@ -69,6 +70,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported e
     from .ahead import build
     from .attr import Attr, Scales, ZeroPoints
     from .dtypes import DataType, data_type
+    from .backends.host import HostEvent
     from .engine import Engine, Stream, default_engine
     from .errors import Error, ExecutionError, InvalidArgumentError, UnimplementedError
     from .extra import Extra

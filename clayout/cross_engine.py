@@ -51,7 +51,8 @@ from .errors import InvalidArgumentError, UnimplementedError
 from .host import reorder as host_reorder
 from .host.layout import fills_span, to_byte_span
 from .implementations import PREFIX, HostFallback, choose
-from .memory import locked, uninitialised
+from .memory import uninitialised
+from .memory_io import locked
 from .md_addressing import element_span
 from .problem import Problem
 

@@ -15,7 +15,7 @@ import weakref
 from typing import Any
 
 from .backends.host import HostBackend
-from .errors import InvalidArgumentError, UnimplementedError
+from .errors import InvalidArgumentError, UnimplementedError, describe
 
 try:  # pyopencl is a dependency, but a broken install should leave the host path usable
     import pyopencl as cl
@@ -155,7 +155,7 @@ def as_engine(value, what: str = "engine") -> Engine:
                 engine = _FOR_CONTEXT[key] = Engine("opencl", context=value)
         return engine
     raise InvalidArgumentError(
-        f"{what} {value!r}: expected a clayout Engine or a pyopencl Context")
+        f"{what} {describe(value)}: expected a clayout Engine or a pyopencl Context")
 
 
 class Stream:
@@ -194,7 +194,7 @@ def as_stream(value, engine: Engine) -> Stream:
     if engine.backend.is_queue(value):
         return Stream(engine, queue=value)
     raise InvalidArgumentError(
-        f"stream {value!r} is neither a Stream of {engine.describe()} nor a "
+        f"stream {describe(value)} is neither a Stream of {engine.describe()} nor a "
         f"{'pyopencl CommandQueue' if engine.kind == 'opencl' else engine.kind + ' queue'} "
         f"of its context")
 
@@ -210,5 +210,5 @@ def check_wait_for(wait_for, engine: Engine) -> list:
         return []
     if not isinstance(wait_for, (list, tuple)):
         raise InvalidArgumentError(
-            f"wait_for {wait_for!r}: expected a list of events (or None)")
+            f"wait_for {describe(wait_for)}: expected a list of events (or None)")
     return engine.backend.check_wait_for(wait_for)

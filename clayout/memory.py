@@ -15,34 +15,13 @@ from typing import Any, Union
 import numpy as np
 import numpy.typing as npt
 
-from .backends.pending import hold, host_pending_of, pending_of, record
-from .engine import Engine, Stream, as_engine, as_stream, check_wait_for
-from .errors import InvalidArgumentError
-from .host.layout import (byte_span, dense_bytes, fills_span, from_dense_bytes, gather,
-                          is_c_dense, scatter, span_base)
+from . import memory_io
+from .engine import Engine, Stream, as_engine, check_wait_for
+from .errors import InvalidArgumentError, describe
 from .md_addressing import may_overlap
 from .memory_desc import MemoryDesc
-
-
-def _as_dtype(md: MemoryDesc, array) -> np.ndarray:
-    """``array`` as a C-contiguous NumPy array of md's type and dims, converted
-    only where NumPy calls that safe. Raises InvalidArgumentError otherwise."""
-    if array is None or isinstance(array, (str, bytes)):
-        raise InvalidArgumentError(f"array {array!r}: expected a NumPy array of shape {md.dims}")
-    try:
-        array = np.asarray(array)
-    except (ValueError, TypeError) as error:  # ragged nested lists, odd objects
-        raise InvalidArgumentError(f"array {array!r} is not a rectangular array: {error}") from None
-    target = md.dtype.numpy
-    if array.shape != md.dims:
-        raise InvalidArgumentError(
-            f"array of shape {array.shape} does not match dims {md.dims!r} of {md!r}")
-    if array.dtype != target and not np.can_cast(array.dtype, target, "safe"):
-        raise InvalidArgumentError(
-            f"array of dtype {array.dtype} cannot be stored as {md.data_type} without "
-            f"loss; convert it first (e.g. array.astype(clayout.dtypes.DATA_TYPES"
-            f"[{md.data_type!r}].numpy)) or reorder from a {array.dtype} memory")
-    return np.ascontiguousarray(array, dtype=target)
+from .memory_io import (allocate, check_layout, device_pending, host_pending, need_bytes,
+                        stream_queue)
 
 
 def _raw_bytes(raw) -> np.ndarray:
@@ -54,13 +33,8 @@ def _raw_bytes(raw) -> np.ndarray:
         return np.frombuffer(view.cast("B"), dtype=np.uint8)
     except (TypeError, ValueError) as error:
         raise InvalidArgumentError(
-            f"raw {raw!r}: expected a contiguous bytes-like object or NumPy array ({error})"
+            f"raw {describe(raw)}: expected a contiguous bytes-like object or NumPy array ({error})"
         ) from None
-
-
-def _need(md: MemoryDesc) -> int:
-    """Bytes a buffer must hold for md: its span plus its offset0."""
-    return md.size + md.dtype.nbytes(md.offset0)
 
 
 #: A queue= argument: a Stream, or a queue of the engine's runtime and
@@ -73,10 +47,6 @@ EventList = Sequence[Any]
 #: memory or an object with __sycl_usm_array_interface__ (SYCL), a uint8
 #: NumPy array (host).
 BufferLike = Any
-
-
-def _stream_queue(queue, engine):
-    return engine.queue if queue is None else as_stream(queue, engine).queue
 
 
 class Memory:
@@ -97,10 +67,10 @@ class Memory:
                  raw: bytes | bytearray | memoryview | np.ndarray | None = None,
                  buffer: BufferLike = None) -> None:
         engine = as_engine(engine, "memory engine")
-        _check_layout(md, "Memory")
+        check_layout(md, "Memory")
         if raw is not None and buffer is not None:
             raise InvalidArgumentError("give raw= or buffer=, not both")
-        need = _need(md)
+        need = need_bytes(md)
         self.md, self.engine = md, engine
         events = ()
         if buffer is not None:
@@ -113,13 +83,13 @@ class Memory:
                     raise InvalidArgumentError(
                         f"raw buffer of {data.nbytes} bytes is smaller than the {need} bytes "
                         f"of {md!r}")
-            self.storage, self.nbytes = _allocate(engine, md, max(need, 0), data), \
+            self.storage, self.nbytes = allocate(engine, md, max(need, 0), data), \
                 max(need, 0 if data is None else data.nbytes)
         if self.nbytes < need:
             raise InvalidArgumentError(
                 f"buffer of {self.nbytes} bytes is smaller than the {need} bytes of {md!r}")
-        self._pending = _device_pending(engine, self.storage, events)
-        self._host = _host_pending(engine, self.storage)
+        self._pending = device_pending(engine, self.storage, events)
+        self._host = host_pending(engine, self.storage)
         if buffer is None and raw is None and engine.is_device and need:
             queue = engine.queue
             self._wrote(engine.backend.fill_zero(queue, self.storage, need), queue)
@@ -215,18 +185,24 @@ class Memory:
         """A Memory over new storage, whose contents are ready once ``events`` are."""
         memory = object.__new__(cls)
         memory.md, memory.engine, memory.storage, memory.nbytes = md, engine, storage, nbytes
-        memory._pending = _device_pending(engine, storage, events)
-        memory._host = _host_pending(engine, storage)
+        memory._pending = device_pending(engine, storage, events)
+        memory._host = host_pending(engine, storage)
         return memory
 
     # -- NumPy in -------------------------------------------------------------------
 
     @classmethod
-    def from_numpy(cls, md: MemoryDesc, engine: Engine | Any, array: npt.ArrayLike,
-                   queue: QueueLike | None = None,
+    def from_numpy(cls, md: MemoryDesc | npt.ArrayLike, engine: Engine | Any,
+                   array: npt.ArrayLike | None = None, queue: QueueLike | None = None,
                    wait_for: EventList | None = None) -> "Memory":
         """A new Memory holding ``array`` (shape md.dims, logical order) in md's layout.
 
+        ``Memory.from_numpy(x, engine)`` takes the descriptor from the array
+        itself: dims from its shape, type from its dtype, layout from its
+        strides when it is dense in some axis order (so the logical nchw
+        view of a channels-last array makes an nhwc memory), C order
+        otherwise. ``array`` may be any array NumPy takes, a DLPack producer
+        on the CPU (a PyTorch CPU tensor) too.
         The array is converted to md's type only where NumPy calls that safe;
         padding is written with zeros. The array's values are taken before
         this returns (it may be changed at once); the layout change runs on
@@ -235,40 +211,7 @@ class Memory:
         without blocking. Raises InvalidArgumentError for arrays or
         arguments that do not fit.
         """
-        engine = as_engine(engine, "from_numpy engine")
-        _check_layout(md, "from_numpy")
-        array = _as_dtype(md, array)
-        wait = check_wait_for(wait_for, engine)
-        queue = _stream_queue(queue, engine)
-        need = _need(md)
-        if not engine.is_device:
-            raw = _host_zeros(md, need)
-            scatter(md, array, raw)
-            return cls._wrap(md, engine, raw, need)
-        if is_c_dense(md):  # the array's bytes are the buffer's, copied now
-            return cls._wrap(md, engine, _allocate(engine, md, need, array), need, wait)
-        # (Weights with compensation go through the host: a reorder into
-        # them would quantize and compute compensation, not copy.)
-        if need >= engine.caps.convert_on_device_bytes and md.extra is None:
-            dense = MemoryDesc(md.dims, md.data_type)
-            prim = _device_reorder(dense, md, engine)
-            if prim is not None:
-                data = dense_bytes(md.dtype, array)  # 4-bit types: two elements a byte
-                staged = cls._wrap(dense, engine, _allocate(engine, dense, data.nbytes, data),
-                                   data.nbytes)
-                out = cls._wrap(md, engine, _allocate(engine, md, need), need)
-                if not fills_span(md) or byte_span(md) != (0, need):
-                    # Bytes around or between the elements: zero them too.
-                    out._wrote(engine.backend.fill_zero(queue, out.storage, need), queue)
-                # The conversion waits on nothing outside (an engine queue must
-                # never stall on a caller's event); wait_for gates later users.
-                prim.execute(queue, staged, out)
-                for event in wait:
-                    out._wrote(event)
-                return out
-        raw = np.zeros(need, dtype=np.uint8)
-        scatter(md, array, raw)
-        return cls._wrap(md, engine, _allocate(engine, md, need, raw), need, wait)
+        return memory_io.from_numpy(cls, md, engine, array, queue, wait_for)
 
     # -- NumPy out ------------------------------------------------------------------
 
@@ -279,7 +222,7 @@ class Memory:
         bytes are read (on ``queue``, else the engine's own queue)."""
         if not self.engine.is_device:
             check_wait_for(wait_for, self.engine)
-            _stream_queue(queue, self.engine)
+            stream_queue(queue, self.engine)
             self._host_wait(whole=True)
             return self.storage[: self.nbytes].copy()
         return self._read((0, self.nbytes), queue, wait_for, whole=True)
@@ -288,7 +231,7 @@ class Memory:
         """Bytes ``span`` of the buffer, once the writes that may touch this
         memory (any, when ``whole``) and ``wait_for`` are done."""
         wait = check_wait_for(wait_for, self.engine)
-        q = _stream_queue(queue, self.engine)
+        q = stream_queue(queue, self.engine)
         backend = self.engine.backend
         backend.wait(wait + (self._pending.writes.wait_list(None) if whole
                              else self._wait_list()))
@@ -298,140 +241,114 @@ class Memory:
         return out
 
     def to_numpy(self, queue: QueueLike | None = None,
-                 wait_for: EventList | None = None) -> np.ndarray:
+                 wait_for: EventList | None = None,
+                 out: np.ndarray | None = None) -> np.ndarray:
         """The tensor as a NumPy array of shape md.dims in logical order.
 
         Blocks until the writes clayout enqueued on this memory (on any
         stream) and ``wait_for`` have finished, then reads on ``queue`` (a
-        Stream or a queue of the engine's; else the engine's own queue). Raises
-        InvalidArgumentError for arguments of the wrong kind.
+        Stream or a queue of the engine's; else the engine's own queue).
+        ``out``: an existing array to read into, as ``read`` takes it; it is
+        returned. Raises InvalidArgumentError for arguments of the wrong kind.
         """
-        md = self.md
-        if not self.engine.is_device or md.nelems() == 0:
-            check_wait_for(wait_for, self.engine)
-            _stream_queue(queue, self.engine)
-            if not self.engine.is_device:
-                self._host_wait()
-                return gather(md, self.storage)
-            return np.zeros(md.dims, dtype=md.dtype.numpy)
-        if is_c_dense(md):
-            out = np.empty(md.dims, dtype=md.dtype.numpy)
-            self._read((0, out.nbytes), queue, wait_for, out.reshape(-1).view(np.uint8))
-            return out
-        if _need(md) >= self.engine.caps.convert_on_device_bytes and md.extra is None:
-            dense = MemoryDesc(md.dims, md.data_type)
-            prim = _device_reorder(md, dense, self.engine)
-            if prim is not None:
-                nbytes = dense.size
-                staged = uninitialised(dense, self.engine)
-                q = _stream_queue(queue, self.engine)
-                # Wait here, not on the queue: an engine queue must never
-                # stall on a caller's event (to_numpy blocks anyway).
-                self.engine.backend.wait(check_wait_for(wait_for, self.engine)
-                                         + self._wait_list())
-                event = prim.execute(q, self, staged)
-                out = np.empty(md.dims, dtype=md.dtype.numpy)
-                if not md.dtype.packed:
-                    staged._read((0, nbytes), q, [event], out.reshape(-1).view(np.uint8))
-                    return out
-                # 4-bit types: two elements a byte on the device, one in NumPy.
-                return from_dense_bytes(md.dtype, staged._read((0, nbytes), q, [event]), out)
-        return gather(md, self._read(byte_span(md), queue, wait_for), span_base(md))
+        return memory_io.to_numpy(self, queue, wait_for, out)
+
+    # -- into and out of existing memory ---------------------------------------------
+
+    def write(self, array: npt.ArrayLike, queue: QueueLike | None = None,
+              wait_for: EventList | None = None) -> Any:
+        """Write ``array`` (shape md.dims, logical order; a DLPack producer on
+        the CPU too) into this memory's elements, in its layout, after
+        ``wait_for`` and what this memory waits for; padding gets zeros and
+        no other byte is touched. Returns the event of the write without
+        blocking, as pyopencl's ``Array.set(async_=True)``: keep ``array``
+        unchanged until it completes. When the array lies as the memory
+        does (same type, and strides that are md's, no gaps) its bytes go in
+        one copy, allocating nothing; else through a staging buffer and the
+        device's layout change. The host engine writes at once and returns a
+        complete HostEvent. Raises InvalidArgumentError for an array of
+        other dims, or of a type that does not convert safely.
+        """
+        return memory_io.write(self, array, queue, wait_for)
+
+    def read(self, out: np.ndarray | None = None, queue: QueueLike | None = None,
+             wait_for: EventList | None = None) -> tuple[np.ndarray, Any]:
+        """Read the tensor into ``out`` (shape md.dims, md's NumPy type; C
+        order or the memory's own layout), or into a new array in the
+        memory's own layout, once the writes clayout enqueued on it and
+        ``wait_for`` are done. Returns ``(array, event)`` without blocking,
+        as pyopencl's ``Array.get_async``: the array holds the values once
+        the event completes. An ``out`` that lies as the memory does takes
+        the bytes in one copy, allocating nothing. The 4-bit types (one
+        element a byte in NumPy, two on the device) are read blocking.
+        Raises InvalidArgumentError for an ``out`` of other shape or type,
+        or in neither layout.
+        """
+        return memory_io.read(self, out, queue, wait_for)
+
+    def __array__(self, dtype=None, copy=None):
+        """``np.asarray(memory)``: a host memory's tensor, without a copy for a
+        plain layout (the array shares its bytes; ``copy=True`` copies), a
+        copy in logical order for a blocked one (``copy=False`` then raises
+        ValueError, as NumPy's protocol asks). A device memory refuses:
+        its bytes are not in host memory."""
+        return memory_io.as_array(self, dtype, copy)
 
     def to_cl_array(self, queue: QueueLike | None = None) -> Any:  # a pyopencl.array.Array
         """A pyopencl Array over this memory's buffer, without a copy (plain
-        layouts only: no inner blocks, whole-byte types). Its ``events`` are
-        the pending writes and reads (what a write through it must wait
-        for). Raises InvalidArgumentError otherwise."""
-        import pyopencl.array as cla
+        layouts only: no inner blocks, whole-byte types), of shape md.dims
+        with the layout's strides. Its ``events`` are the pending writes and
+        reads (what a write through it must wait for). A layout dense in
+        another axis order than C or Fortran (nhwc) gives a subclass whose
+        ``get()`` and ``get_async()`` read the bytes in that order, in one
+        copy, and hand back the logical view. Raises InvalidArgumentError
+        otherwise.""" 
+        return memory_io.cl_array(self, queue)
 
-        md = self.md
-        if not self.engine.is_opencl:
-            raise InvalidArgumentError(f"{self!r}: a {self.engine.kind} memory has no pyopencl "
-                                       f"Array")
-        if md.inner_blks or md.dtype.packed:
-            raise InvalidArgumentError(
-                f"{md!r}: only plain layouts (no inner blocks, whole-byte types) are "
-                f"pyopencl Arrays; reorder to a plain layout first")
-        size = md.dtype.bits // 8
-        first = md.offset((0,) * md.ndims) if md.nelems() else md.offset0
-        return cla.Array(_stream_queue(queue, self.engine), md.dims, md.dtype.numpy,
-                         strides=tuple(s * size for s in md.strides), data=self.storage,
-                         offset=first * size, events=self._wait_list(write=True))
+    # -- DLPack -------------------------------------------------------------------------
+
+    def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
+                   dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
+        """The DLPack capsule of this memory's tensor over its own bytes (the
+        array API standard's ``__dlpack__``; versioned when ``max_version``
+        allows, a copy for ``copy=True``), after the commands clayout
+        enqueued on it. Host memories export through NumPy, SYCL memories
+        through usm_ndarray (``stream``: a dpctl SyclQueue or None). Raises
+        clayout.dlpack.DLPackError (an InvalidArgumentError and a
+        BufferError) for OpenCL memories, blocked layouts, 4-bit and other
+        types DLPack exporters do not carry, and ``dl_device``/``copy``
+        requests that cannot be met; see clayout/dlpack.py."""
+        from . import dlpack
+        return dlpack.export(self, stream=stream, max_version=max_version,
+                             dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """(device type, number) as DLPack names them: (1, 0) kDLCPU on the
+        host, (14, n) kDLOneAPI on a SYCL engine, (4, 0) kDLOpenCL on an
+        OpenCL engine (which ``__dlpack__`` refuses: no consumer takes it)."""
+        from . import dlpack
+        return dlpack.device_of(self)
+
+    @classmethod
+    def from_dlpack(cls, obj: Any, engine: Engine | Any = None,
+                    md: MemoryDesc | None = None) -> "Memory":
+        """A Memory sharing the bytes of a DLPack producer's tensor (NumPy,
+        PyTorch CPU, dpnp, ...): a host memory for a CPU tensor, a SYCL
+        memory over the USM of a oneAPI-device one; ``engine`` of another
+        kind gets a copy. ``md`` says how the bytes are read (default: the
+        tensor's dims, type and strides). Raises InvalidArgumentError for
+        what has no clayout form (a type clayout lacks, negative or
+        broadcast strides, a tensor that does not hold ``md``),
+        UnimplementedError for tensors on other devices; see
+        clayout/dlpack.py."""
+        from . import dlpack
+        return dlpack.from_dlpack(obj, engine=engine, md=md, memory_type=cls)
 
     def __repr__(self):
         return f"<Memory {self.md!r} on {self.engine!r}>"
 
 
-def _check_layout(md, what):
-    if not isinstance(md, MemoryDesc):
-        raise InvalidArgumentError(f"{what}: {md!r} is not a MemoryDesc")
-    if md.format_kind != "blocked":
-        raise InvalidArgumentError(
-            f"{what}: {md!r} has format 'any'; memory needs a layout")
-
-
-def _host_pending(engine, storage):
-    """The Pending of a host memory's storage; None on a device."""
-    return None if engine.is_device else host_pending_of(storage)
-
-
-def _device_pending(engine, storage, events=()):
-    """The Pending of a device memory's storage; None on the host."""
-    return pending_of(engine.backend, storage, events) if engine.is_device else None
-
-
-def record_command(event, queue, wrote: Memory, read: list) -> None:
-    """Record ``event``, a command enqueued on ``queue`` of ``wrote``'s
-    device engine, as a write of ``wrote`` and a read of each memory in
-    ``read`` (do it under ``locked``)."""
-    if event is not None:
-        record(event, queue, wrote.engine.backend, [(wrote._pending, wrote.md)],
-               [(m._pending, m.md) for m in read])
-
-
-def locked(*memories) -> hold:
-    """A context manager that holds the locks of the buffers of ``memories``
-    (Memory objects or None): what a command touching several memories
-    holds from building its wait list to recording its event as a write
-    of one and a read of the others. Each lock once, in one order for the
-    whole process, so that two threads never deadlock."""
-    return hold(*[m._pending or m._host for m in memories if m is not None])
-
-
-def _host_zeros(md, nbytes):
-    try:
-        return np.zeros(nbytes, dtype=np.uint8)
-    except MemoryError:
-        raise InvalidArgumentError(
-            f"{md!r} needs {nbytes} bytes, more than this machine can allocate") from None
-
-
-def _allocate(engine, md, nbytes, data=None):
-    """Storage of ``nbytes`` for md: uninitialised, or holding ``data`` (copied)."""
-    return engine.backend.allocate(md, nbytes, data)
-
-
 def uninitialised(md: MemoryDesc, engine: Engine) -> Memory:
     """A Memory of md on engine over new storage that is not zeroed: a
     staging buffer for a primitive that writes every byte it later reads."""
-    need = _need(md)
-    return Memory._wrap(md, engine, _allocate(engine, md, need), need)
-
-
-# Memory sits below the primitives, yet from_numpy and to_numpy change big
-# tensors' layouts with a device Reorder: clayout.primitives registers the
-# maker of one here when it is imported (clayout's __init__ imports it).
-_DEVICE_REORDER: list = []
-
-
-def register_device_reorder(make) -> None:
-    """Make ``make(src_md, dst_md, engine)`` (a primitive that runs as a
-    device kernel, or None) what from_numpy and to_numpy use."""
-    _DEVICE_REORDER[:] = [make]
-
-
-def _device_reorder(src_md, dst_md, engine):
-    """A primitive that changes src_md's layout to dst_md's in a device kernel,
-    or None (then the layout is changed on the host)."""
-    return _DEVICE_REORDER[0](src_md, dst_md, engine) if _DEVICE_REORDER else None
+    return memory_io.new_memory(Memory, md, engine)

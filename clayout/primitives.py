@@ -5,15 +5,21 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from . import verbose
 from .arguments import check_memory, check_pair, check_reorder, check_shuffle, refuse_keywords
 from .attr import Attr
+from .dtypes import DataTypeLike
+from .backends.host import COMPLETE
 from .cross_engine import engines_of, setup as cross_engine_setup
 from .engine import Engine, Stream, as_engine, as_stream, check_wait_for, default_engine
-from .errors import InvalidArgumentError, UnimplementedError
+from .errors import InvalidArgumentError, UnimplementedError, describe
 from .execute_values import KEYWORDS, ValuesLike, check_cross_engine, resolve, value_spec
 from .implementations import choose
-from .memory import Memory, locked, record_command, register_device_reorder
+from .memory import Memory
+from .memory_io import (locked, record_command, register_cross_engine_reorder,
+                        register_device_reorder)
 from .memory_desc import MemoryDesc, dims_text
 from .problem import Problem
 
@@ -31,7 +37,7 @@ def _describe_attr(attr: Attr | None) -> str:
         v = getattr(attr, name)
         if v is not None:
             parts.append(f"attr-scales:{text(arg, v)}")
-    for arg, name in (("src", "src_zero_point"), ("dst", "dst_zero_point")):
+    for arg, name in (("src", "src_zero_points"), ("dst", "dst_zero_points")):
         v = getattr(attr, name)
         if v is not None:
             parts.append(f"attr-zero-points:{text(arg, v)}")
@@ -123,7 +129,8 @@ class _Primitive:
         runs (the host path for an OpenCL engine runs on a worker thread),
         except where the host must work for a SYCL engine (the host path:
         SYCL has no user events, so that runs in the caller once its inputs
-        are ready). The host engine runs the call at once and returns None.
+        are ready). The host engine runs the call at once and returns a
+        complete ``HostEvent``.
         Raises InvalidArgumentError for arguments that do not match (values
         given at execute included: missing, unexpected, of the wrong count,
         type or engine; arguments.py holds the rules), UnimplementedError
@@ -161,7 +168,7 @@ class _Primitive:
             self._implementation.execute(None, src, dst, wait, values)
             if log:
                 self._log_exec(start)
-            return None
+            return COMPLETE
         # Values given as memories are read too (a copy or a widening of
         # them ends before the command does, so its event covers them).
         read = [src] if not values else \
@@ -241,16 +248,57 @@ class Reorder(_Primitive):
         return self._cross.run(self, stream, src, dst, wait_for)
 
 
-def reorder(src: Memory, dst: Memory, attr: Attr | None = None) -> None:
+def reorder(src: Memory | np.ndarray | Any, dst: Memory | None = None,
+            attr: Attr | None = None, *, tag: str | None = None,
+            data_type: DataTypeLike | None = None,
+            engine: Engine | None = None) -> Memory | np.ndarray:
     """Reorder ``src`` into ``dst`` and wait for it to finish: on their
     engine, or across engines (one the host, one a device) as a cross-engine
-    reorder on a new stream of the device one."""
-    if not isinstance(src, Memory) or not isinstance(dst, Memory):
-        raise InvalidArgumentError(f"reorder needs two Memory objects, got {src!r} and {dst!r}")
-    primitive = Reorder(src.md, dst.md, src_engine=src.engine, dst_engine=dst.engine, attr=attr)
-    stream = Stream(primitive.engine)
-    primitive.execute(stream, src, dst)
-    stream.wait()
+    reorder on a new stream of the device one. Returns ``dst``.
+
+    The one-line form leaves ``dst`` out: ``reorder(x, tag="nhwc",
+    data_type="s8", attr=...)`` makes the destination from ``src``'s dims,
+    ``data_type`` (default ``src``'s) and ``tag`` (default plain C order).
+    ``src`` may then be a Memory, a NumPy array or a DLPack producer on the
+    CPU (its descriptor from its shape and strides, as
+    ``Memory.from_numpy(x, engine)``). It runs on ``engine``, default
+    ``src``'s engine (the host for an array), and returns a Memory on a
+    device engine; on the host engine, an array over the result's bytes
+    for a plain tag (strided as the tag lays it out) and the host Memory
+    for a blocked one (``np.asarray`` or ``to_numpy`` reads it).
+    Raises InvalidArgumentError for arguments that do not fit.
+    """
+    if dst is not None:
+        if tag is not None or data_type is not None or engine is not None:
+            raise InvalidArgumentError(
+                "reorder(src, dst) takes the destination's layout from dst: tag=, "
+                "data_type= and engine= belong to the one-line form reorder(src, tag=...)")
+        if not isinstance(src, Memory) or not isinstance(dst, Memory):
+            raise InvalidArgumentError(f"reorder(src, dst) needs two Memory objects, got "
+                                       f"{describe(src)} and {describe(dst)}")
+        primitive = Reorder(src.md, dst.md, src_engine=src.engine, dst_engine=dst.engine,
+                            attr=attr)
+        stream = Stream(primitive.engine)
+        primitive.execute(stream, src, dst)
+        stream.wait()
+        return dst
+    if isinstance(src, Memory):
+        engine = src.engine if engine is None else as_engine(engine, "reorder engine")
+        if engine != src.engine:
+            raise InvalidArgumentError(
+                f"reorder(src, engine={engine!r}): src lives on {src.engine!r}; the one-line "
+                f"form runs on src's engine (reorder(src, dst) crosses engines)")
+    else:
+        engine = Engine("host") if engine is None else as_engine(engine, "reorder engine")
+        src = Memory.from_numpy(src, engine)
+    md = src.md
+    dst_md = MemoryDesc(md.dims, md.data_type if data_type is None else data_type,
+                        **({} if tag is None else {"tag": tag}))
+    dst = Memory(dst_md, engine)
+    reorder(src, dst, attr)
+    if engine.is_device or dst_md.inner_blks or dst_md.dtype.packed:
+        return dst
+    return np.asarray(dst)
 
 
 class Shuffle(_Primitive):
@@ -285,7 +333,7 @@ def shuffle(src: Memory, dst: Memory, axis: int, group_size: int,
             backward: bool = False) -> None:
     """Shuffle ``src`` into ``dst`` on their engine and wait for it to finish."""
     if not isinstance(src, Memory) or not isinstance(dst, Memory):
-        raise InvalidArgumentError(f"shuffle needs two Memory objects, got {src!r} and {dst!r}")
+        raise InvalidArgumentError(f"shuffle needs two Memory objects, got {describe(src)} and {describe(dst)}")
     if src.engine != dst.engine:
         raise UnimplementedError(
             f"shuffle across engines ({src.engine!r} -> {dst.engine!r}) is not implemented")
@@ -304,3 +352,5 @@ def _kernel_reorder(src_md: MemoryDesc, dst_md: MemoryDesc, engine: Engine):
 
 
 register_device_reorder(_kernel_reorder)
+register_cross_engine_reorder(lambda src_md, dst_md, src_engine, dst_engine: Reorder(
+    src_md, dst_md, src_engine=src_engine, dst_engine=dst_engine))

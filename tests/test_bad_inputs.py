@@ -336,10 +336,10 @@ ATTR_CASES = [
     bad("attr-output-scales-str", lambda: cly.Attr(output_scales="abc"), "'abc'"),
     bad("attr-scales-given-zero-points", lambda: cly.Attr(dst_scales=cly.ZeroPoints(1)),
         "ZeroPoints"),
-    bad("attr-zero-point-given-scales", lambda: cly.Attr(src_zero_point=cly.Scales(1.0)),
+    bad("attr-zero-point-given-scales", lambda: cly.Attr(src_zero_points=cly.Scales(1.0)),
         "Scales"),
-    bad("attr-src-zero-point-float", lambda: cly.Attr(src_zero_point=1.5), "1.5"),
-    bad("attr-dst-zero-point-str", lambda: cly.Attr(dst_zero_point="1"), "'1'"),
+    bad("attr-src-zero-point-float", lambda: cly.Attr(src_zero_points=1.5), "1.5"),
+    bad("attr-dst-zero-point-str", lambda: cly.Attr(dst_zero_points="1"), "'1'"),
 ]
 
 
@@ -532,18 +532,18 @@ REORDER_ATTR_CASES = [
     bad("attr-dst-scales-count",
         lambda v: v.with_attr(MD3, MD3, dst_scales=cly.Scales([1.0] * 9, mask=0b100)), "9"),
     bad("attr-zero-points-count",
-        lambda v: v.with_attr(S8_3, S8_3, src_zero_point=cly.ZeroPoints([1] * 11, mask=0b10)), "11"),
+        lambda v: v.with_attr(S8_3, S8_3, src_zero_points=cly.ZeroPoints([1] * 11, mask=0b10)), "11"),
     bad("attr-scales-empty-common",
         lambda v: v.with_attr(MD3, MD3, src_scales=cly.Scales([])), "[]", "0 values", "got 0"),
     bad("attr-scales-empty-masked-nonzero-dim",
         lambda v: v.with_attr(MD3, MD3, src_scales=cly.Scales([], mask=0b1)),
         "[]", "0 values", "got 0"),
     bad("attr-src-zero-point-on-f32",
-        lambda v: v.with_attr(MD3, S8_3, src_zero_point=1), "f32"),
+        lambda v: v.with_attr(MD3, S8_3, src_zero_points=1), "f32"),
     bad("attr-dst-zero-point-on-f32",
-        lambda v: v.with_attr(S8_3, MD3, dst_zero_point=1), "f32"),
+        lambda v: v.with_attr(S8_3, MD3, dst_zero_points=1), "f32"),
     bad("attr-dst-zero-points-on-bf16",
-        lambda v: v.with_attr(S8_3, BF16_3, dst_zero_point=cly.ZeroPoints([1, 2], mask=0b1)), "bf16"),
+        lambda v: v.with_attr(S8_3, BF16_3, dst_zero_points=cly.ZeroPoints([1, 2], mask=0b1)), "bf16"),
 ]
 
 
@@ -576,7 +576,7 @@ EXECUTE_CASES = [
 # The one-call helpers take two Memory objects.
 HELPER_CASES = [
     bad("reorder-helper-src-str", lambda v: cly.reorder("a", v.mem()), "'a'"),
-    bad("reorder-helper-dst-None", lambda v: cly.reorder(v.src(), None), "None"),
+    bad("reorder-helper-dst-int", lambda v: cly.reorder(v.src(), 42), "42"),
     bad("reorder-helper-src-array", lambda v: cly.reorder(VALUES, v.mem()), "array(", "ndarray"),
     bad("reorder-helper-descriptors", lambda v: cly.reorder(MD, MD), "MemoryDesc"),
     bad("reorder-helper-attr-str", lambda v: cly.reorder(v.src(), v.mem(), attr="x"), "'x'"),

@@ -50,8 +50,8 @@ CASES = [  # sdt, ddt, src tag, dst tag, attributes
     ("f32", "f32", "abcd", "aBcd16b", {}),
     ("f32", "f32", "abcd", "abcd", {}),
     ("bf16", "bf16", "aBcd16b", "acdb", {}),
-    ("f32", "s8", "abcd", "acdb", {"src_scales": ("scale", 0b10), "dst_zero_point": ("zp", 0)}),
-    ("s8", "f32", "aBcd16b", "abcd", {"src_zero_point": ("zp", 0b10), "dst_scales": ("scale", 0)}),
+    ("f32", "s8", "abcd", "acdb", {"src_scales": ("scale", 0b10), "dst_zero_points": ("zp", 0)}),
+    ("s8", "f32", "aBcd16b", "abcd", {"src_zero_points": ("zp", 0b10), "dst_scales": ("scale", 0)}),
     ("f32", "bf16", "acdb", "abcd", {}),
     ("u8", "f16", "abcd", "aBcd16b", {"src_scales": ("scale", 0)}),
     ("s32", "u8", "abcd", "abcd", {}),
@@ -63,7 +63,7 @@ def attr_values(spec, rng):
     """(clayout Attr, reference keyword arguments) of a case's attributes."""
     kw, ref = {}, {}
     names = {"src_scales": "src_scale", "dst_scales": "dst_scale",
-             "src_zero_point": "src_zp", "dst_zero_point": "dst_zp"}
+             "src_zero_points": "src_zp", "dst_zero_points": "dst_zp"}
     for name, (kind, mask) in spec.items():
         count = int(np.prod([DIMS[d] for d in range(4) if mask >> d & 1]))
         if kind == "scale":
@@ -123,7 +123,7 @@ def test_sum_reads_the_old_destination_on_its_own_engine(host_engine, cl_engine,
     src = cly.Memory(src_md, src_engine, raw=raw_of(values, "acdb", "f32"))
     dst = cly.Memory(dst_md, dst_engine, raw=raw_of(old, "aBcd16b", "s8", pad_byte=0x11))
     scales = rng.uniform(0.5, 2, 19).astype(np.float32)
-    attr = cly.Attr(src_scales=cly.Scales(scales, mask=0b10), dst_zero_point=3, sum_beta=0.5)
+    attr = cly.Attr(src_scales=cly.Scales(scales, mask=0b10), dst_zero_points=3, sum_beta=0.5)
     r = cly.Reorder(src_md, dst_md, src_engine=src_engine, dst_engine=dst_engine, attr=attr)
     # The old values live beside dst: on the device going up, on the host coming down.
     assert r.impl == ("cross:cpu2gpu upload+ocl:generated" if direction == "cpu2gpu"
@@ -400,7 +400,7 @@ def test_the_one_call_form_runs_across_engines_and_waits(host_engine, cl_engine,
     values = np.arange(2 * 19 * 3 * 5, dtype=np.float32).reshape(DIMS) - 100
     src = cly.Memory.from_numpy(cly.MemoryDesc(DIMS, "f32", tag="acdb"), src_engine, values)
     dst = cly.Memory(cly.MemoryDesc(DIMS, "s8", tag="aBcd16b"), dst_engine)
-    assert cly.reorder(src, dst, attr=cly.Attr(dst_scales=4.0)) is None
+    assert cly.reorder(src, dst, attr=cly.Attr(dst_scales=4.0)) is dst
     if dst_engine is host_engine:  # written when the call returns: nothing left pending
         assert dst._host_events(write=True) == []
     want, _ = ref_reorder(values, "f32", "s8", dst_scale=np.float32(4))

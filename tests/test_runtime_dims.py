@@ -214,7 +214,7 @@ def test_f32_to_s8_with_attributes(request, strategy, kind):
     if kind in ("scales", "all"):
         kw["src_scales"] = cly.Scales(scales, mask=0b10)
     if kind in ("zero_point", "all"):
-        kw["dst_zero_point"] = -3
+        kw["dst_zero_points"] = -3
     if kind in ("sum", "all"):
         kw["sum_beta"] = 0.5
     r = cly.Reorder(cly.MemoryDesc((R, 19, R, R), "f32", tag="nchw"),
@@ -235,7 +235,7 @@ def test_f32_to_s8_with_attributes(request, strategy, kind):
         want, pre = ref_reorder(
             values, "f32", "s8",
             src_scale=per_slice(scales, 0b10, dims) if "src_scales" in kw else None,
-            dst_zp=np.int32(-3) if "dst_zero_point" in kw else None,
+            dst_zp=np.int32(-3) if "dst_zero_points" in kw else None,
             beta=kw.get("sum_beta"), old=old if "sum_beta" in kw else None)
         check_reorder(dst, dims, "nChw16c", "s8", want, src=values, pre=pre, what=f"{dims}")
 
@@ -243,7 +243,7 @@ def test_f32_to_s8_with_attributes(request, strategy, kind):
 def test_s8_source_zero_points_per_channel_and_dst_scale(cl_engine):
     rng = np.random.default_rng(4)
     zps = rng.integers(-20, 20, 6).astype(np.int32)
-    attr = cly.Attr(src_zero_point=cly.ZeroPoints(zps, mask=0b10), dst_scales=2.0)
+    attr = cly.Attr(src_zero_points=cly.ZeroPoints(zps, mask=0b10), dst_scales=2.0)
     r = cly.Reorder(cly.MemoryDesc((R, 6, R), "s8", tag="abc"),
                     cly.MemoryDesc((R, 6, R), "f32", tag="acb"), engine=cl_engine, attr=attr)
     stream = cly.Stream(cl_engine)
@@ -471,7 +471,8 @@ def test_host_engine_runs_each_shape(host_engine):
     for dims in [(2, 19, 3, 5), (1, 1, 1, 1), (3, 16, 2, 7)]:
         values = sample_values("f32", dims, rng)
         dst = destination(host_engine, cly.MemoryDesc(dims, "bf16", tag="nChw16c"))
-        assert r.execute(stream, source(host_engine, dims, "f32", "nchw", values), dst) is None
+        event = r.execute(stream, source(host_engine, dims, "f32", "nchw", values), dst)
+        assert event.is_complete  # the host engine's work is done on return
         want, pre = ref_reorder(values, "f32", "bf16")
         check_reorder(dst, dims, "nChw16c", "bf16", want, src=values, pre=pre, what=f"{dims}")
         sdims = (dims[0], 12) + dims[2:]
@@ -632,14 +633,14 @@ def test_a_pattern_has_no_memory_and_no_size(cl_engine, host_engine):
 @pytest.mark.parametrize("name, cls, values, mask, dim", [
     ("src_scales", cly.Scales, np.ones(16, np.float32), 0b10, 1),
     ("dst_scales", cly.Scales, np.ones(2, np.float32), 0b1, 0),
-    ("src_zero_point", cly.ZeroPoints, np.zeros(12, np.int32), 0b1100, 2),
-    ("dst_zero_point", cly.ZeroPoints, np.zeros(7, np.int32), 0b1000, 3),
+    ("src_zero_points", cly.ZeroPoints, np.zeros(12, np.int32), 0b1100, 2),
+    ("dst_zero_points", cly.ZeroPoints, np.zeros(7, np.int32), 0b1000, 3),
 ])
 def test_a_mask_over_a_runtime_dim_is_refused(host_engine, name, cls, values, mask, dim):
     dims = [2, 16, 3, 7]
     dims[dim] = R
-    src_dt = "s8" if name == "src_zero_point" else "f32"
-    dst_dt = "s8" if name == "dst_zero_point" else "f32"
+    src_dt = "s8" if name == "src_zero_points" else "f32"
+    dst_dt = "s8" if name == "dst_zero_points" else "f32"
     attr = cly.Attr(**{name: cls(values, mask=mask)})
     with pytest.raises(cly.InvalidArgumentError,
                        match=f"{name} mask {mask:#b} covers runtime dim {dim}"):

@@ -35,7 +35,10 @@ class Backend:
     Commands (each returns its event and never blocks unless it says so):
       ``fill_zero(queue, storage, nbytes)``; ``copy(queue, dst, src,
       nbytes, wait_for)``; ``read(queue, storage, first, out)`` and
-      ``write(queue, storage, first, data)`` (both block); ``marker(queue,
+      ``write(queue, storage, first, data)`` (both block);
+      ``read_async`` and ``write_async`` (the same after ``wait_for``,
+      without blocking; the caller keeps the array alive until the event
+      completes); ``marker(queue,
       wait_for)``; ``run_after(inputs, enqueue, queue)`` (enqueue after
       events that may fail: the event to hand out); ``host_job(queue,
       ready, host_waits, work, upstream)`` (host work ordered with the

@@ -3,7 +3,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, describe
+
+
+class HostEvent:
+    """What the host engine returns where a device engine returns its
+    runtime's event (``execute``, ``Memory.write`` and ``read``): the work
+    is done when the call returns, so the event is complete from the start.
+    ``wait()`` returns at once; the host engine takes it in ``wait_for``."""
+
+    __slots__ = ()
+    is_complete = True
+
+    def wait(self) -> None:
+        """Return at once: the work this event stands for is done."""
+
+    def __repr__(self):
+        return "<HostEvent complete>"
+
+
+#: The one HostEvent (all are alike).
+COMPLETE = HostEvent()
 
 
 class HostBackend:
@@ -50,11 +70,12 @@ class HostBackend:
         pass
 
     def check_wait_for(self, wait_for) -> list:
-        if wait_for:
+        others = [event for event in wait_for if not isinstance(event, HostEvent)]
+        if others:
             raise InvalidArgumentError(
-                f"wait_for {list(wait_for)!r} on <Engine host>: the host engine runs each "
-                f"call at once and cannot wait for events; wait for them first")
-        return []
+                f"wait_for {others!r} on <Engine host>: the host engine runs each call at "
+                f"once and cannot wait for device events; wait for them first")
+        return []  # HostEvents are complete
 
     def allocate(self, md, nbytes: int, data=None):
         if data is not None:
@@ -73,4 +94,4 @@ class HostBackend:
                 and buffer.flags.c_contiguous:
             return buffer, buffer.nbytes, ()
         raise InvalidArgumentError(
-            f"buffer {buffer!r}: expected a Memory or a contiguous 1-d uint8 NumPy array")
+            f"buffer {describe(buffer)}: expected a Memory or a contiguous 1-d uint8 NumPy array")

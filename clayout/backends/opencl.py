@@ -12,7 +12,7 @@ import numpy as np
 import pyopencl as cl
 
 from .. import verbose
-from ..errors import InvalidArgumentError, UnimplementedError
+from ..errors import InvalidArgumentError, UnimplementedError, describe
 from ..gpu import events as ev
 from ..gpu.profile import read_profile
 from .caps import DeviceCaps, env_bytes, with_tuning_table
@@ -73,9 +73,9 @@ class OpenCLBackend:
                 "an OpenCL engine takes no queue=; pass context= (and device=), and the "
                 "queue to Stream(engine, queue=...)")
         if device is not None and not isinstance(device, cl.Device):
-            raise InvalidArgumentError(f"engine device {device!r}: expected a pyopencl Device")
+            raise InvalidArgumentError(f"engine device {describe(device)}: expected a pyopencl Device")
         if context is not None and not isinstance(context, cl.Context):
-            raise InvalidArgumentError(f"engine context {context!r}: expected a pyopencl Context")
+            raise InvalidArgumentError(f"engine context {describe(context)}: expected a pyopencl Context")
         if context is not None:
             if device is not None and device not in context.devices:
                 raise InvalidArgumentError(
@@ -143,7 +143,7 @@ class OpenCLBackend:
 
     def adopt_queue(self, queue, what: str = "stream queue"):
         if not isinstance(queue, cl.CommandQueue):
-            raise InvalidArgumentError(f"{what} {queue!r}: expected a pyopencl CommandQueue")
+            raise InvalidArgumentError(f"{what} {describe(queue)}: expected a pyopencl CommandQueue")
         if not self.in_context(queue, what):
             raise InvalidArgumentError(
                 f"queue {queue!r} belongs to another context than {self.engine.describe()}")
@@ -195,7 +195,7 @@ class OpenCLBackend:
                     f"pyopencl buffer of another context than {self.engine.describe()}")
             return buffer, buffer.size, ()
         raise InvalidArgumentError(
-            f"buffer {buffer!r}: expected a Memory, a pyopencl Buffer or Array")
+            f"buffer {describe(buffer)}: expected a Memory, a pyopencl Buffer or Array")
 
     def upload(self, values: np.ndarray):
         flags = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
@@ -217,8 +217,14 @@ class OpenCLBackend:
         if data.size:
             cl.enqueue_copy(queue, storage, data, dst_offset=first, is_blocking=True)
 
-    def write_async(self, queue, storage, first: int, data: np.ndarray):
-        return cl.enqueue_copy(queue, storage, data, dst_offset=first, is_blocking=False)
+    def write_async(self, queue, storage, first: int, data: np.ndarray, wait_for=None):
+        # pyopencl's event holds ``data`` until the copy completes.
+        return cl.enqueue_copy(queue, storage, data, dst_offset=first, is_blocking=False,
+                               wait_for=wait_for or None)
+
+    def read_async(self, queue, storage, first: int, out: np.ndarray, wait_for=None):
+        return cl.enqueue_copy(queue, out, storage, src_offset=first, is_blocking=False,
+                               wait_for=wait_for or None)
 
     @staticmethod
     def marker_on(queue, wait_for=None):
@@ -241,7 +247,7 @@ class OpenCLBackend:
         for event in wait_for:
             if not isinstance(event, cl.Event):
                 raise InvalidArgumentError(
-                    f"wait_for entry {event!r}: expected a pyopencl Event")
+                    f"wait_for entry {describe(event)}: expected a pyopencl Event")
             if not self.in_context(event, "wait_for event"):
                 raise InvalidArgumentError(
                     f"wait_for event {event!r} belongs to another context than "

@@ -16,7 +16,7 @@ import weakref
 import numpy as np
 
 from .. import verbose
-from ..errors import ExecutionError, InvalidArgumentError, UnimplementedError
+from ..errors import ExecutionError, InvalidArgumentError, UnimplementedError, describe
 from .caps import DeviceCaps, env_bytes, with_tuning_table
 from .sycl_device import default_device, matching_cl_device, profile_of, usable
 from .usm import Span, Window, usm_span
@@ -84,7 +84,7 @@ class SyclBackend:
         self.dpctl = dpctl
         if queue is not None:
             if not isinstance(queue, dpctl.SyclQueue):
-                raise InvalidArgumentError(f"engine queue {queue!r}: expected a dpctl SyclQueue")
+                raise InvalidArgumentError(f"engine queue {describe(queue)}: expected a dpctl SyclQueue")
             if device is not None or context is not None:
                 raise InvalidArgumentError(
                     "Engine('sycl', queue=q) takes its device and context from q: give no "
@@ -92,11 +92,11 @@ class SyclBackend:
         else:
             if device is not None and not isinstance(device, (dpctl.SyclDevice, str)):
                 raise InvalidArgumentError(
-                    f"engine device {device!r}: expected a dpctl SyclDevice or a filter "
+                    f"engine device {describe(device)}: expected a dpctl SyclDevice or a filter "
                     f"string such as 'opencl:cpu'")
             if context is not None and not isinstance(context, dpctl.SyclContext):
                 raise InvalidArgumentError(
-                    f"engine context {context!r}: expected a dpctl SyclContext")
+                    f"engine context {describe(context)}: expected a dpctl SyclContext")
             if device is None and context is None:
                 device = default_device(dpctl)
             try:
@@ -194,7 +194,7 @@ class SyclBackend:
 
     def adopt_queue(self, queue, what: str = "stream queue"):
         if not isinstance(queue, self.dpctl.SyclQueue):
-            raise InvalidArgumentError(f"{what} {queue!r}: expected a dpctl SyclQueue")
+            raise InvalidArgumentError(f"{what} {describe(queue)}: expected a dpctl SyclQueue")
         if queue.sycl_context != self.engine.context or queue.sycl_device != self.engine.device:
             raise InvalidArgumentError(
                 f"{what} {queue!r} is a queue of another SYCL context or device than "
@@ -266,9 +266,15 @@ class SyclBackend:
         if data.size:
             queue.memcpy(self._view(storage, first, data.nbytes), data, data.nbytes)
 
-    def write_async(self, queue, storage, first: int, data: np.ndarray):
+    def write_async(self, queue, storage, first: int, data: np.ndarray, wait_for=None):
         # The caller keeps ``data`` alive until the event completes.
-        return queue.memcpy_async(self._view(storage, first, data.nbytes), data, data.nbytes)
+        return queue.memcpy_async(self._view(storage, first, data.nbytes), data, data.nbytes,
+                                  list(wait_for or ()))
+
+    def read_async(self, queue, storage, first: int, out: np.ndarray, wait_for=None):
+        # The caller keeps ``out`` alive until the event completes.
+        return queue.memcpy_async(out, self._view(storage, first, out.nbytes), out.nbytes,
+                                  list(wait_for or ()))
 
     @staticmethod
     def marker_on(queue, wait_for=None):
@@ -289,7 +295,7 @@ class SyclBackend:
         for event in wait_for:
             if not isinstance(event, self.dpctl.SyclEvent):
                 raise InvalidArgumentError(
-                    f"wait_for entry {event!r}: expected a dpctl SyclEvent")
+                    f"wait_for entry {describe(event)}: expected a dpctl SyclEvent")
             if event.backend != self.queue.backend:
                 raise InvalidArgumentError(
                     f"wait_for event {event!r} comes from a {event.backend.name} queue, not "

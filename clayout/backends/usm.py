@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, describe
 
 
 def usm_span(md, buffer) -> tuple[dict, int, int]:
@@ -18,7 +18,7 @@ def usm_span(md, buffer) -> tuple[dict, int, int]:
     face = getattr(buffer, "__sycl_usm_array_interface__", None)
     if not isinstance(face, dict):
         raise InvalidArgumentError(
-            f"buffer {buffer!r}: expected a Memory, a dpctl USM memory or an object "
+            f"buffer {describe(buffer)}: expected a Memory, a dpctl USM memory or an object "
             f"with __sycl_usm_array_interface__ (a dpnp or dpctl.tensor array)")
     try:
         shape = tuple(int(n) for n in face.get("shape", ()))
