@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY      = $(VENV)/bin/python
 
-.PHONY: demo test onednn onednn-diff test-pocl test-pocl-gpu test-intel test-sycl fuzz bench bench-sycl weights opencl intel-opencl sycl spirv-tools info clean ptx gcn gpusim
+.PHONY: demo test torch onednn onednn-diff test-pocl test-pocl-gpu test-intel test-sycl fuzz bench bench-sycl weights opencl intel-opencl sycl spirv-tools info clean ptx gcn gpusim
 
 demo: opencl
 	$(PY) examples/quickstart.py
@@ -32,13 +32,13 @@ SYCL_TESTS = tests/test_reorder_types.py tests/test_reorder_layouts.py \
   tests/test_grouped_quant.py tests/test_packed_types.py tests/test_small_types.py \
   tests/test_compensation.py tests/test_runtime_dims.py tests/test_sycl.py \
   tests/test_benchdnn.py::test_onednn_batch_files_pass tests/test_sweep.py \
-  tests/test_tiers.py tests/test_disk_cache.py
+  tests/test_tiers.py tests/test_disk_cache.py tests/test_dlpack.py tests/test_arrays_in_out.py
 
 # The four passes are independent: two run at a time (the tests are mostly
 # one Python thread each), each pass's output printed whole when it ends.
 TEST_PASSES = test-intel test-pocl-gpu test-pocl test-sycl
 
-test: opencl intel-opencl sycl spirv-tools onednn
+test: opencl intel-opencl sycl spirv-tools onednn torch
 	@$(MAKE) --no-print-directory -j2 --output-sync=target $(TEST_PASSES)
 
 test-pocl:
@@ -102,6 +102,17 @@ sycl: intel-opencl $(VENV)/sycl-installed
 
 $(VENV)/sycl-installed: $(VENV)/installed
 	$(PY) -m pip install -q -e '.[sycl]' 'intel-sycl-rt==2026.*'
+	touch $@
+
+# PyTorch's CPU build, for the DLPack tests and docs (tests/test_dlpack.py,
+# docs/arrays.md) only: installed where this machine keeps its wheel
+# (/opt/wheels; PyPI's plain `torch` is a CUDA build of several GB), else
+# those tests skip (PyTorch is no dependency, and no device).
+TORCH_WHEEL = $(firstword $(wildcard /opt/wheels/torch-2.13.0+cpu-cp311-*.whl))
+torch: $(VENV)/torch-installed
+
+$(VENV)/torch-installed: $(VENV)/installed
+	$(if $(TORCH_WHEEL),$(PY) -m pip install -q '$(TORCH_WHEEL)',@echo "no PyTorch CPU wheel in /opt/wheels: the PyTorch tests skip")
 	touch $@
 
 # clang-15 and llvm-spirv-15 (Debian): the SYCL engine builds SPIR-V with
