@@ -7,8 +7,9 @@ with this process's environment (the OCL_ICD_VENDORS that tests/conftest.py
 set for CLAYOUT_TEST_PLATFORM) and PYOPENCL_CTX pointing at the tests'
 OpenCL device, so `cly.Engine()` in the docs picks that device. They run
 in the Intel pass (marked needs_intel, left out of the PoCL pass). A block
-whose first line is `# needs: sycl` needs dpctl and Intel's runtime: such
-blocks run apart, in their own Python. A failing block fails the
+whose first line is `# needs: sycl` needs dpctl and Intel's runtime, one
+whose first line is `# needs: torch` PyTorch: such blocks run apart, in
+their own Python. A failing block fails the
 test with the file, the block's line and the stderr; tracebacks give the
 Markdown file's own line numbers."""
 import importlib.util
@@ -25,7 +26,12 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 README_MAX_LINES = 200
 #: What a block's `# needs: X` first line may name, and the marker of its test.
-NEEDS = {"sycl": "needs_intel"}
+NEEDS = {"sycl": "needs_intel", "torch": "needs_intel"}
+#: The module each need imports, and how to install it. Under CI a missing
+#: dpctl fails (CI installs it); PyTorch is no dependency: its blocks run
+#: where `make torch` found its CPU wheel, and skip elsewhere.
+NEEDS_MODULE = {"sycl": ("dpctl", "pip install 'clayout[sycl]'", True),
+                "torch": ("torch", "make torch", False)}
 NEEDS_LINE = re.compile(r"#\s*needs:\s*(\w+)")
 #: An opening fence and the first word of its info string (no backtick in a
 #: backtick fence's info string, as CommonMark says: "```` ```x ````" is text).
@@ -170,9 +176,10 @@ def test_python_blocks_run(page, needs, cl_engine, tmp_path):
     in one Python, in an empty folder (a block may write files)."""
     if needs is not None:
         assert needs in NEEDS, f"{name(page)}: '# needs: {needs}': expected one of {sorted(NEEDS)}"
-        if importlib.util.find_spec("dpctl") is None:
-            message = "dpctl is not installed (pip install 'clayout[sycl]')"
-            if os.environ.get("CI"):
+        module, install, required_in_ci = NEEDS_MODULE[needs]
+        if importlib.util.find_spec(module) is None:
+            message = f"{module} is not installed ({install})"
+            if os.environ.get("CI") and required_in_ci:
                 pytest.fail(message + " -- CI requires it", pytrace=False)
             pytest.skip(message)
     blocks = [b for b in python_blocks(page) if b.needs == needs]
