@@ -167,10 +167,6 @@ class _PerSlice:
                 f"{arg} {self._what} mask {self.mask:#b} names a dim beyond the "
                 f"{len(dims)} dims {dims!r}")
         if self.groups is not None:
-            if not arg.startswith("src"):
-                raise InvalidArgumentError(
-                    f"{arg} groups {self.groups!r}: groups apply to the "
-                    f"source's scales and zero points only")
             if len(dims) < 2:
                 raise InvalidArgumentError(
                     f"{arg} {self._what} groups {self.groups!r} apply to the last two "
@@ -234,18 +230,24 @@ class Scales(_PerSlice):
     """Scaling factors: ``Scales(2.0)``, ``Scales(values, mask=0b10)``, or grouped,
     ``Scales(values, mask=0b11, groups=(1, 32), data_type="f16")``.
 
-    ``groups`` (source scales only) gives the sizes of the groups of
-    consecutive indices along the last two dims that share one value, as
-    oneDNN's; a group above 1 needs its dim in the mask and must divide it.
-    ``data_type`` (f32, bf16 or f16) is the type the values are stored in:
-    each is rounded to it once, to nearest even. Raises InvalidArgumentError
-    for a bad mask, groups, data type or values.
+    ``groups`` gives the sizes of the groups of consecutive indices along
+    the last two dims that share one value, as oneDNN's for the source;
+    clayout takes them for the destination too (quantizing with one scale
+    per group). A group above 1 needs its dim in the mask and must divide
+    it. ``data_type`` (f32, bf16, f16 or e8m0) is the type the values are
+    stored in: each is rounded to it once, to nearest even (e8m0, the OCP
+    MX formats' scale type, holds powers of two only: the nearest one, a
+    tie 1.5 * 2^k going up). Raises InvalidArgumentError for a bad mask,
+    groups, data type or values.
     """
+
+    _data_types = ("f32", "bf16", "f16", "e8m0")
 
 
 class ZeroPoints(_PerSlice):
     """Zero points: ``ZeroPoints(-1)``, ``ZeroPoints(values, mask=0b10)``, or grouped
-    (source only), ``ZeroPoints(values, mask=0b11, groups=(1, 32), data_type="u4")``.
+    (source or destination), ``ZeroPoints(values, mask=0b11, groups=(1, 32),
+    data_type="u4")``.
 
     ``data_type`` (s32, s8, u8, s4 or u4) is the type the values are stored
     in; a value outside it raises InvalidArgumentError.

@@ -478,6 +478,10 @@ RUNTIME_DIMS_SUBSET = "|".join([
     # 61 of its 2260 problems: masks 2, 3, 13, 15, 31, 63; plain, blocked and weights
     # layouts; conversions, per-channel scales, zero points, sum.
     ("test_reorder_runtime_dims", "opencl", RUNTIME_DIMS_SUBSET, 0),
+    ("test_reorder_quantize", "host", "", 0),
+    # 7 of its 180 problems: u8/u4 with f16 scales and u8 zero points per 1x128,
+    # s4 with e8m0 scales and s8 zero points per 1x32, MXFP4.
+    ("test_reorder_quantize", "opencl", "--dtag=ba --attr-scales=dst:per_dim_01:f16:1x128 --attr-zero-points=dst:per_dim_01:u8:1x128 32x256|--ddt=f4_e2m1 .*e8m0:1x32 32x96|--ddt=s4 .*e8m0:1x32 --attr-zero-points=dst:per_dim_01:s8:1x32", 0),
 ])
 def test_clayouts_own_batches_pass(request, batch, engine, match, skipped):
     if engine == "opencl":

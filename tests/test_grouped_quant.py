@@ -24,6 +24,7 @@ import pytest
 import clayout as cly
 from conftest import DEVICE_IMPL
 import reference as ref
+from small_types_reference import encode
 
 ENGINES = ["host_engine", "cpu_engine", "gpu_engine"]
 PACKED = ("s4", "u4")
@@ -367,14 +368,14 @@ def reorder_with(host_engine, dims=(32, 64), src="s4", dst="f32", **attr):
                                attr=cly.Attr(**attr), engine=host_engine)
 
 
-def test_groups_on_dst_scales(host_engine):
+def test_dst_scale_groups_that_do_not_divide_are_refused(host_engine):
     expect_invalid(reorder_with(host_engine, src="f32", dst="s8", dst_scales=cly.Scales(
-        np.ones(64), mask=0b11, groups=(1, 32))), "(1, 32)", "dst")
+        np.ones(64), mask=0b11, groups=(1, 24))), "24", "dst_scales", "does not divide")
 
 
-def test_groups_on_dst_zero_points(host_engine):
+def test_dst_zero_point_groups_outside_the_mask_are_refused(host_engine):
     expect_invalid(reorder_with(host_engine, src="f32", dst="u8", dst_zero_points=cly.ZeroPoints(
-        np.ones(128, np.int32), mask=0b11, groups=(16, 1))), "(16, 1)", "dst")
+        np.ones(32, np.int32), mask=0b01, groups=(1, 16))), "16", "dst_zero_points", "mask")
 
 
 @pytest.mark.parametrize("groups, bad", [((1, 24), 24), ((5, 1), 5), ((3, 16), 3)])
@@ -448,3 +449,121 @@ def test_scale_values_outside_their_data_type_are_refused(value, data_type):
 def test_scale_adjust_must_stay_a_positive_finite_f32(adjust):
     with pytest.raises(cly.InvalidArgumentError, match="scale_adjust"):
         cly.Extra(compensation_mask=1, scale_adjust=adjust)
+
+
+# -- the quantize direction: grouped dst scales and zero points ---------------------
+
+SMALL_FLOATS = ("f8_e4m3", "f8_e5m2", "f4_e2m1")
+
+#: (dims, mask, groups, dst type, scale type, zero-point type or None, src tag, dst tag)
+QUANTIZE = [
+    ((16, 256), 0b11, (1, 128), "u4", "f32", "u4", "ab", "ab"),
+    ((16, 64), 0b11, (1, 32), "s4", "bf16", None, "ab", "ab"),
+    ((16, 64), 0b11, (4, 16), "u8", "f16", "u8", "ab", "ba"),
+    ((16, 64), 0b11, (1, 32), "s8", "e8m0", "s8", "ba", "ab"),
+    ((16, 64), 0b10, (1, 32), "f8_e4m3", "f32", None, "ab", "ab"),
+    ((16, 64), 0b11, (1, 32), "f8_e5m2", "bf16", None, "ab", "ab"),
+    ((16, 64), 0b11, (1, 32), "f4_e2m1", "e8m0", None, "ab", "ab"),
+    ((2, 3, 4, 32), 0b1111, (2, 8), "s4", "f16", "s4", "abcd", "OIhw16i16o"),
+    ((16, 64), 0b11, (16, 1), "u4", "f32", "s8", "ab", "AB16b16a"),
+]
+
+
+def quantize_id(case):
+    dims, mask, groups, ddt, sdt, zdt, stag, dtag = case
+    return (f"{'x'.join(map(str, dims))}-m{mask:b}-g{groups[0]}x{groups[1]}-{ddt}-s{sdt}-"
+            f"z{zdt}-{stag}-{dtag}")
+
+
+def dst_scales_for(count, data_type, rng):
+    """(given, stored) scales: e8m0 holds powers of two only, so those are
+    drawn exactly; the others need rounding (random_scales)."""
+    if data_type == "e8m0":
+        given = np.ldexp(1.0, rng.integers(-3, 4, count)).astype(np.float32)
+        return given, given
+    return random_scales(count, data_type, rng)
+
+
+@pytest.mark.parametrize("at_execute", [False, True], ids=["at creation", "at execute"])
+@pytest.mark.parametrize("case", QUANTIZE, ids=quantize_id)
+def test_quantize_with_grouped_dst_scales_and_zero_points(eng, case, at_execute):
+    """f32 -> s8/u8/s4/u4/f8/f4 with one dst scale (and zero point) per group:
+    dst = rint-even(x / s) + zp, saturated, as tests/reference.py's formula
+    says; padding of a blocked dst zero."""
+    dims, mask, groups, ddt, sdt, zdt, stag, dtag = case
+    rng = np.random.default_rng(zlib.crc32(quantize_id(case).encode()))
+    count = group_count(dims, mask, groups)
+    given, stored = dst_scales_for(count, sdt, rng)
+    spread = 8.0 if ddt[0] == "f" else (ref.INT_RANGE[ddt][1] - ref.INT_RANGE[ddt][0]) / 3
+    x = source_values(dims, rng, spread=spread)
+    zp = None if zdt is None else rng.integers(*ZP_RANGE[zdt], count, endpoint=True)
+    if ddt in SMALL_FLOATS:  # x / s in f32, then one rounding by the type's rules
+        with np.errstate(all="ignore"):
+            pre = x / ref.per_group(stored, mask, groups, dims).astype(np.float32)
+        want = np.array([encode(v, ddt) for v in pre.reshape(-1)], np.uint8).reshape(dims)
+    else:
+        want, pre = ref.ref_reorder(
+            x, "f32", ddt, dst_scale=ref.per_group(stored, mask, groups, dims),
+            dst_zp=None if zp is None else ref.per_group(zp, mask, groups, dims))
+    scales = cly.Scales(None if at_execute else given, mask=mask, groups=groups, data_type=sdt)
+    points = None if zp is None else cly.ZeroPoints(None if at_execute else zp, mask=mask,
+                                                    groups=groups, data_type=zdt)
+    attr = cly.Attr(dst_scales=scales, dst_zero_points=points)
+    src_md, dst_md = cly.MemoryDesc(dims, "f32", stag), cly.MemoryDesc(dims, ddt, dtag)
+    r = cly.Reorder(src_md, dst_md, attr=attr, engine=eng)
+    src = cly.Memory(src_md, eng, raw=ref.raw_of(x, stag, "f32"))
+    count_out = ref.physical_size(dims, dtag)
+    nbytes = (count_out + 1) // 2 if ddt in PACKED + ("f4_e2m1",) else \
+        count_out * ref.itemsize(ddt)
+    dst = cly.Memory(dst_md, eng, raw=pattern(nbytes, 0xFF))
+    values = {}
+    if at_execute:
+        values["dst_scales"] = given
+        if zp is not None:
+            values["dst_zero_points"] = zp.astype(np.int32)
+    r.execute(cly.Stream(eng), src, dst, **values).wait()
+    out = dst.raw()
+    if ddt in PACKED or ddt == "f4_e2m1":
+        got = ref.logical_of_packed(out, dims, dtag, ddt)
+        ref.assert_padding_nibbles_zero(out, dims, dtag)
+    else:
+        got = ref.logical_of(out, dims, dtag, ddt)
+        ref.assert_padding_zero(out, dims, dtag, ddt)
+    if ddt in SMALL_FLOATS:
+        ref.assert_bytes(np.ascontiguousarray(got).view(np.uint8), want,
+                         what=f"f32 {stag} -> {ddt} {dtag} codes")
+    else:
+        ref.assert_same(got, want, src=x, pre=pre, what=f"f32 {stag} -> {ddt} {dtag}")
+    check_impl(r, eng)
+
+
+def test_e8m0_scales_at_execute_come_as_an_e8m0_memory(eng):
+    """Grouped e8m0 dst scales given at execute as a memory of e8m0 codes
+    (the MX formats' layout): the values are the powers of two they code."""
+    dims, groups = (8, 64), (1, 32)
+    rng = np.random.default_rng(38)
+    x = rng.standard_normal(dims).astype(np.float32) * 4
+    k = rng.integers(-2, 3, 16)
+    codes = (k + 127).astype(np.uint8)
+    scales_md = cly.MemoryDesc((16,), "e8m0")
+    scales = cly.Memory(scales_md, eng, raw=codes)
+    attr = cly.Attr(dst_scales=cly.Scales(mask=0b11, groups=groups, data_type="e8m0"))
+    r = cly.Reorder(cly.MemoryDesc(dims, "f32"), cly.MemoryDesc(dims, "s8"), attr=attr, engine=eng)
+    src = cly.Memory.from_numpy(r.src_md, eng, x)
+    dst = cly.Memory(r.dst_md, eng)
+    r.execute(cly.Stream(eng), src, dst, dst_scales=scales).wait()
+    s = np.repeat(np.ldexp(1.0, k).astype(np.float32).reshape(8, 2), 32, axis=1)
+    want, _ = ref.ref_reorder(x, "f32", "s8", dst_scale=s)
+    assert np.array_equal(dst.to_numpy(), want)
+
+
+def test_e8m0_scales_round_to_the_nearest_power_of_two():
+    """Each value rounded once to a power of two, a tie (1.5 * 2^k) up, as
+    ml_dtypes' float8_e8m0fnu; a value e8m0 cannot hold is refused."""
+    import ml_dtypes
+    given = np.array([1.0, 1.5, 3.0, 0.75, 6.0, 2.0 ** -20, 1.4], np.float32)
+    stored = cly.Scales(given, mask=1, data_type="e8m0").values
+    assert np.array_equal(stored, given.astype(ml_dtypes.float8_e8m0fnu).astype(np.float32))
+    assert np.array_equal(stored, [1, 2, 4, 1, 8, 2.0 ** -20, 1])
+    with pytest.raises(cly.InvalidArgumentError, match="out of the range of data_type e8m0"):
+        cly.Scales([-2.0], mask=1, data_type="e8m0")

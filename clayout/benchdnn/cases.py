@@ -147,9 +147,6 @@ def prepare(problem: Problem) -> Case:
 
 
 def _check_quant(entry: ArgQuant, what: str, types: dict):
-    if what == "scales" and entry.data_type == "e8m0":
-        raise unimplemented(f"scales stored as e8m0 ({entry.arg}:{entry.policy}:e8m0) are "
-                            f"not supported by clayout (f32, bf16 or f16)")
     side = types[entry.arg]
     if what == "zero points" and side.is_int is False:
         raise Declined("SKIPPED", f"CASE_NOT_SUPPORTED: {entry.arg} zero points need an "
