@@ -23,9 +23,9 @@ from .problem import Problem
 MAX_KERNEL_NDIMS = 6
 #: The data types the generated kernels serve.
 KERNEL_TYPES = ("f32", "f16", "bf16", "s32", "s8", "u8", "f64",
-                "f8_e5m2", "f8_e4m3", "s4", "u4", "f4_e2m1")
+                "f8_e5m2", "f8_e4m3", "s4", "u4", "f4_e2m1", "e8m0")
 #: Converted through f32 helper functions: not with f64 (that would round twice).
-_F32_ONLY = ("f8_e5m2", "f8_e4m3", "f4_e2m1")
+_F32_ONLY = ("f8_e5m2", "f8_e4m3", "f4_e2m1", "e8m0")
 #: What a device implementation's name starts with on each kind of engine
 #: ("ocl:generated", "sycl:generated").
 PREFIX = {"opencl": "ocl", "sycl": "sycl", "host": "host"}

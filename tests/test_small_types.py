@@ -263,6 +263,38 @@ def test_every_code_into_f32(any_engine, fmt):
     _assert_f32(raw, [decode(c, fmt) for c in codes], [f"{fmt} {c:#x}" for c in codes])
 
 
+def _e8m0_inputs():
+    """f32 values at every edge of e8m0's rounding: each binade's 2^k and
+    1.5 * 2^k (the tie, which goes up) and their neighbours, the bottom
+    (2^-127 is an f32 subnormal) and the top, zeros, negatives, specials."""
+    values = [0.0, -0.0, -1.0, -2.0 ** -130, math.inf, -math.inf, math.nan, 1e-45,
+              2.0 ** -127, _up(2.0 ** -127), _down(2.0 ** -127), 2.0 ** -126 * 1.2,
+              1.5 * 2.0 ** 127, _down(1.5 * 2.0 ** 127), float(np.finfo(np.float32).max)]
+    for k in range(-126, 128, 7):
+        for x in (2.0 ** k, 1.5 * 2.0 ** k):
+            values += [x, _up(x), _down(x)]
+    return _as_f32(values)
+
+
+def test_e8m0_codes_run_on_the_device_both_ways(any_engine):
+    """e8m0, the MX formats' scale type, has kernels: every code into f32
+    (0xff NaN, 0x00 the subnormal 2^-127) and f32 into e8m0 by the rule
+    tests/small_types_reference.py writes down (ties up, as ml_dtypes)."""
+    codes = all_codes("e8m0")
+    raw = _run(any_engine, "e8m0", "f32", (16, 16), _src_bytes("e8m0", codes))
+    _assert_f32(raw, [decode(c, "e8m0") for c in codes], [f"e8m0 {c:#x}" for c in codes])
+    values = _e8m0_inputs()
+    values += [2.0] * (len(values) % 2)
+    raw = _run(any_engine, "f32", "e8m0", (2, len(values) // 2),
+               np.array(values, np.float32).view(np.uint8))
+    _assert_codes(_codes_of(raw, "e8m0", len(values)), [encode(v, "e8m0") for v in values],
+                  "e8m0", values)
+    if any_engine.is_device:
+        r = cly.Reorder(cly.MemoryDesc((4,), "f32"), cly.MemoryDesc((4,), "e8m0"),
+                        engine=any_engine)
+        assert r.impl.startswith(DEVICE_IMPL), r.impl
+
+
 @pytest.mark.parametrize("fmt", ["s4", "u4", "f4_e2m1"])
 def test_every_code_into_f32_odd_count(any_engine, fmt):
     codes = all_codes(fmt)[1:]  # 15 codes, the garbage nibble after them

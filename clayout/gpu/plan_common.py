@@ -15,7 +15,7 @@ from .profile import DeviceProfile
 
 #: Types the kernels move one element at a time (decoded and encoded by
 #: helper functions, or packed two to a byte): no vectors, no transposes.
-ELEMENTWISE_TYPES = ("f8_e5m2", "f8_e4m3", "s4", "u4", "f4_e2m1")
+ELEMENTWISE_TYPES = ("f8_e5m2", "f8_e4m3", "s4", "u4", "f4_e2m1", "e8m0")
 
 #: Of those, the ones a run may still move as whole vectors: codes decoded
 #: and encoded lane by lane with bit operations (convert.cl.mako), 4-bit

@@ -20,7 +20,8 @@ from .tile import crosses
 #: OpenCL storage type of each data type the kernels serve.
 STORAGE = {"f32": "float", "f64": "double", "f16": "ushort", "bf16": "ushort",
            "s32": "int", "s8": "char", "u8": "uchar", "f8_e5m2": "uchar", "f8_e4m3": "uchar",
-           "s4": "uchar", "u4": "uchar", "f4_e2m1": "uchar"}
+           "s4": "uchar", "u4": "uchar", "f4_e2m1": "uchar",
+           "e8m0": "uchar"}
 
 
 def _template(name: str):
@@ -222,7 +223,7 @@ def _values(plan: KernelPlan, kernel_name: str | None, c: _Expressions) -> dict:
     if ddt == "bf16" and plan.compute == "double":
         helpers.add("bf16_from_double")
     for dt in (sdt, ddt):
-        if dt in ("f8_e5m2", "f8_e4m3", "f4_e2m1") and not bit_copy:
+        if dt in ("f8_e5m2", "f8_e4m3", "f4_e2m1", "e8m0") and not bit_copy:
             helpers.add(dt)
         if dt in ("s4", "u4", "f4_e2m1"):
             helpers.add("nibble")

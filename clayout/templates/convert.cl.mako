@@ -9,7 +9,7 @@
     INT_RANGE = {"s32": (-2147483648, 2147483520), "s8": (-128, 127), "u8": (0, 255),
                  "s4": (-8, 7), "u4": (0, 15)}
     # Types decoded and encoded by the helper functions below.
-    SMALL_FLOATS = ("f8_e5m2", "f8_e4m3", "f4_e2m1")
+    SMALL_FLOATS = ("f8_e5m2", "f8_e4m3", "f4_e2m1", "e8m0")
     # Two elements to a byte, the first in the low nibble.
     PACKED = ("s4", "u4", "f4_e2m1")
     # The 8-bit floats' fields: exponent bits, mantissa bits, bias.
@@ -56,6 +56,9 @@ convert_${ct}${n}(as_char${n}(unpack_nibbles${n}(${vector_load(dt, ptr, off, n)}
 convert_${ct}${n}(unpack_nibbles${n}(${vector_load(dt, ptr, off, n)}))\
 % elif dt in F8 and n > 1:
 ${dt}_to_float_x${n}(${vector_load(dt, ptr, off, n)})\
+% elif dt == "e8m0" and n > 1:
+## (lane by lane: a power of two is its exponent bits, no vector helper needed)
+(${ct}${n})(${", ".join(f"e8m0_to_float({ptr}[{off} + {j}])" for j in range(n))})\
 % elif dt == "s4":
 convert_${ct}((int)(nibble(${ptr}, ${off}) << 28) >> 28)\
 % elif dt == "u4":
@@ -95,7 +98,9 @@ ${vector_load(dt, ptr, off, n)}\
 ## integers saturated with NaN -> 0 (spelled out, not convert_*_sat_rte:
 ## the built-ins vectorise poorly on PoCL).
 <% vec = "" if n == 1 else str(n); f = "f" if ct == "float" else "" %>\
-% if dt in SMALL_FLOATS and n > 1:
+% if dt == "e8m0" and n > 1:
+(uchar${n})(${", ".join(f"float_to_e8m0(({x}).s{'0123456789abcdef'[j]})" for j in range(n))})\
+% elif dt in SMALL_FLOATS and n > 1:
 float_to_${dt}_x${n}(${x})\
 % elif dt in SMALL_FLOATS:
 float_to_${dt}(${x})\
@@ -366,6 +371,33 @@ inline uint float_to_f4_e2m1(float x)
     if (a >= 0x40c00000u)
         return as_uint(x) >> 28 & 8u | 7u; // 6 and above, inf too: saturate at 6
     return float_to_small(x, 2, 1, 1);
+}
+#endif
+% endif
+% if "e8m0" in helpers:
+#ifndef CLAYOUT_E8M0
+#define CLAYOUT_E8M0
+
+// e8m0 (the OCP MX scale): 2^(c - 127), no sign, no zero; 0xff is NaN.
+inline float e8m0_to_float(uint c)
+{
+    return c == 255u ? as_float(0x7fc00000u)
+         : c == 0u ? as_float(0x00400000u)          // 2^-127, an f32 subnormal
+         : as_float(c << 23);
+}
+
+// x as e8m0: the nearest power of two, a tie (1.5 * 2^k) going up; NaN,
+// infinities, zeros and negatives give NaN; at most 2^-127 gives 2^-127,
+// and what rounds past 2^127 gives NaN (as ml_dtypes' float8_e8m0fnu).
+inline uchar float_to_e8m0(float x)
+{
+    const uint b = as_uint(x);
+    if (!(x > 0.0f) || b >= 0x7f800000u)
+        return 255;
+    if (b < 0x00800000u)                           // subnormal: below 2^-126
+        return b <= 0x00400000u ? 0 : 1;
+    const uint c = (b >> 23) + ((b & 0x7fffffu) >= 0x400000u);
+    return c > 254u ? 255 : (uchar)c;
 }
 #endif
 % endif
