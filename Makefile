@@ -175,6 +175,10 @@ bench: opencl intel-opencl onednn $(VENV)/bench-installed
 	  || exit 1; \
 	done
 	$(PY) benchmarks/bench_transfer.py
+	for p in pocl intel; do \
+	  OCL_ICD_VENDORS=$(abspath $(ICD_FOLDERS))/$$p $(PY) benchmarks/bench_quantize.py \
+	    --json $(RESULTS)/quantize_$$p.json || exit 1; \
+	done
 	$(PY) benchmarks/bench_runtime_dims.py
 	$(PY) benchmarks/bench_cross_engine.py
 	$(PY) benchmarks/bench_overhead.py

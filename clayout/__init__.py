@@ -29,12 +29,14 @@ _WHERE = {
     "Reorder": "primitives", "Shuffle": "primitives", "reorder": "primitives",
     "shuffle": "primitives",
     "build": "ahead",
+    "Quantize": "quantize",
 }
 
 __all__ = ["Attr", "DataType", "data_type", "Reorder", "Shuffle", "shuffle", "Scales",
            "ZeroPoints", "reorder", "Engine", "Error", "ExecutionError", "Extra",
            "default_engine", "InvalidArgumentError", "kernel_cache", "Memory", "MemoryDesc",
-           "RUNTIME_DIM", "Stream", "UnimplementedError", "build", "tags", "HostEvent"]
+           "RUNTIME_DIM", "Stream", "UnimplementedError", "build", "tags", "Quantize",
+           "HostEvent"]
 
 
 #: The modules any engine, memory or primitive needs (all but Mako and the
@@ -44,7 +46,7 @@ __all__ = ["Attr", "DataType", "data_type", "Reorder", "Shuffle", "shuffle", "Sc
 _RUNNING = ("engine", "memory", "primitives", "implementations", "gpu.build",
             "gpu.binaries", "tiers")
 _RUNNING_NAMES = {"Engine", "Stream", "default_engine", "Memory", "Reorder", "Shuffle",
-                  "reorder", "shuffle", "build"}
+                  "reorder", "shuffle", "build", "Quantize"}
 
 
 def __getattr__(name: str):
@@ -78,3 +80,4 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported e
     from .memory import Memory
     from .memory_desc import RUNTIME_DIM, MemoryDesc
     from .primitives import Reorder, Shuffle, reorder, shuffle
+    from .quantize import Quantize

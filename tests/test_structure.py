@@ -23,7 +23,7 @@ LAYERS = (
                               "gpu.build",
                               "gpu.cache", "gpu.binaries", "gpu.events", "gpu.spirv", "gpu.host_fallback",
                               "gpu.compensation")),
-    ("primitives", ("primitives", "arguments", "implementations", "cross_engine",
+    ("primitives", ("primitives", "arguments", "implementations", "cross_engine", "quantize",
                     "execute_values", "tiers", "ahead")),
     ("tools", ("", "__main__", "info", "tune", "explain", "benchdnn", "benchdnn.*")),
 )

@@ -1,0 +1,199 @@
+"""The quantize kernel's plan and source (templates/quantize.cl.mako), with
+no device: which problems it serves, how the work is split, and the
+rendering. Building and launching are clayout/quantize.py's.
+
+The kernel serves f32 data in plain C order into a plain C-order
+destination, when every group of the spec is one run of consecutive
+elements (groups along the last dim, whole rows, the whole tensor); a
+4-bit destination needs groups of even length (two elements a byte).
+Everything else runs on the host path.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from ..host.quantize import FLOAT_MAX, INT_RANGE, MX_EMAX, SYMMETRIC_QMAX, QuantizeSpec
+from ..memory_desc import MemoryDesc
+from .render import render_template
+
+#: A group longer than this, when there are too few groups to keep the
+#: device busy, is split into chunks (two launches: partials, then values).
+SPLIT_ABOVE = 4096
+#: The work-items a split aims at, and the fewest elements of a chunk.
+TARGET_ITEMS = 1024
+MIN_CHUNK = 1024
+#: The most partials one work-item combines.
+MAX_PARTS = 512
+#: Elements one work-item of small groups takes (in whole groups).
+ITEM_ELEMENTS = 256
+#: The vector kernel (groups of a multiple of 16 elements into integers or
+#: f4_e2m1): the most elements and vectors of 16 a work-item takes, and the
+#: work-items it keeps at least when the groups allow.
+BATCH_ELEMENTS = 4096
+BATCH_VECTORS = 128
+BATCH_ITEMS = 256
+
+
+@dataclass(frozen=True)
+class QuantizePlan:
+    """What shapes one quantize kernel (its cache key)."""
+
+    scheme: str
+    dst_dt: str
+    scale_dt: str
+    zp_dt: str | None
+    group: int     # L: elements of a group
+    groups: int    # how many groups
+    chunk: int     # C: elements a work-item quantizes in one go (divides L)
+    parts: int     # L / C
+    gpi: int       # groups per work-item (parts == 1)
+    vec: int       # lanes of a load
+    wide: bool     # 64-bit indices
+    strategy: str
+    batch: int = 0  # groups per work-item of the vector kernel (0: the loop kernel)
+
+    @property
+    def items(self) -> int:
+        """Work-items of each launch."""
+        if self.parts > 1:
+            return self.groups * self.parts
+        if self.batch:
+            return self.groups // self.batch
+        return -(-self.groups // self.gpi)
+
+    @property
+    def name(self) -> str:
+        return "quantize_" + hashlib.sha1(repr(self).encode()).hexdigest()[:10]
+
+
+def _c_order(md: MemoryDesc) -> bool:
+    if md.inner_blks or md.offset0 or md.is_submemory or md.padded_dims != md.dims:
+        return False
+    step, strides = 1, []
+    for n in reversed(md.dims):
+        strides.append(step)
+        step *= n
+    return all(n == 1 or s == w for n, s, w in zip(md.dims, md.strides, reversed(strides)))
+
+
+def why_not(spec: QuantizeSpec) -> str | None:
+    """Why the kernel does not serve ``spec`` (None: it does)."""
+    if spec.src_md.data_type != "f32":
+        return f"src {spec.src_md.data_type}: the kernel reads f32"
+    if not _c_order(spec.src_md) or not _c_order(spec.dst_md):
+        return "src and dst must be plain C order (no blocks, padding, gaps or offset)"
+    if not spec.contiguous_groups():
+        return f"groups of extents {spec.extents} are not runs of consecutive elements"
+    if spec.dst_md.dtype.packed and spec.group_length % 2:
+        return f"groups of odd length {spec.group_length} into a 4-bit dst"
+    if spec.src_md.nelems() >= 2**40:
+        return "more than 2^40 elements"
+    return None
+
+
+def _vec(chunk: int) -> int:
+    for v in (8, 4, 2, 1):
+        if chunk % v == 0:
+            return v
+    return 1  # pragma: no cover - 1 divides everything
+
+
+def plan_quantize(spec: QuantizeSpec, strategy: str) -> QuantizePlan:
+    """The plan of ``spec`` (which ``why_not`` accepts) on a device of ``strategy``."""
+    length = spec.group_length
+    groups = spec.src_md.nelems() // length
+    packed = spec.dst_md.dtype.packed
+    parts = 1
+    if length > SPLIT_ABOVE and groups < TARGET_ITEMS:
+        fits = [p for p in range(2, min(MAX_PARTS, length // MIN_CHUNK) + 1)
+                if length % p == 0 and (not packed or (length // p) % 2 == 0)]
+        enough = [p for p in fits if groups * p >= TARGET_ITEMS]
+        parts = enough[0] if enough else (fits[-1] if fits else 1)
+    chunk = length // parts
+    gpi = 1 if parts > 1 else max(1, ITEM_ELEMENTS // length)
+    if spec.zero_point_data_type in ("s4", "u4") and parts == 1:
+        gpi = max(2, gpi + gpi % 2)  # whole zero-point bytes per work-item
+    return QuantizePlan(spec.scheme, spec.dst_md.data_type, spec.scale_data_type,
+                        spec.zero_point_data_type, length, groups, chunk, parts, gpi,
+                        _vec(chunk), spec.src_md.nelems() + length >= 2**31, strategy,
+                        _batch(spec, length, groups, parts) if strategy == "cpu" else 0)
+
+
+def _batch(spec: QuantizeSpec, length: int, groups: int, parts: int) -> int:
+    """Groups per work-item of the vector kernel (the CPU strategy's: on a
+    GPU its 8 KiB runs a work-item would not coalesce), 0 where it does not
+    serve: whole groups of a multiple of 16 elements into an integer or f4_e2m1
+    destination; 16, 8, 4 or 2 of them (dividing the groups), the most that
+    keep BATCH_ITEMS work-items (or the fewest otherwise)."""
+    dst = spec.dst_md.data_type
+    if parts > 1 or length % 16 or not (dst in INT_RANGE or dst == "f4_e2m1"):
+        return 0
+    fits = [b for b in (16, 8, 4, 2) if groups % b == 0 and b * length <= BATCH_ELEMENTS
+            and b * length // 16 <= BATCH_VECTORS]
+    if not fits:
+        return 0
+    busy = [b for b in fits if groups // b >= BATCH_ITEMS]
+    return busy[0] if busy else fits[-1]
+
+
+def _float(value) -> str:
+    return f"{float(value)!r}f".replace("inf", "INFINITY")
+
+
+def render_quantize(plan: QuantizePlan) -> str:
+    """The OpenCL C of ``plan``: kernel ``plan.name`` (and ``plan.name +
+    '_partials'`` when ``plan.parts > 1``)."""
+    dst = plan.dst_dt
+    helpers = set()
+    if plan.scale_dt == "bf16":
+        helpers.add("bf16")
+    if dst in ("f8_e4m3", "f8_e5m2"):
+        helpers.add(dst if plan.vec == 1 else f"float_to_{dst}_x{plan.vec}")
+    if dst in ("s4", "u4", "f4_e2m1"):
+        helpers.add(f"pack_nibbles{plan.vec}")
+    if plan.scheme == "mx" and dst == "s8":
+        qmin, qmax = -127, 127
+    else:
+        qmin, qmax = INT_RANGE.get(dst, (0, 0))
+    top = SYMMETRIC_QMAX.get(dst) or FLOAT_MAX.get(dst, 1.0)
+    int_type = {"s8": "char", "u8": "uchar", "s4": "char", "u4": "uchar"}.get(dst, "char")
+    return render_template(
+        "quantize.cl.mako", name=plan.name, scheme=plan.scheme, dst_dt=dst,
+        scale_dt=plan.scale_dt, zp_dt=plan.zp_dt, chunk=plan.chunk, parts=plan.parts,
+        gpi=plan.gpi, groups=plan.groups, items=plan.items, vec=plan.vec,
+        idx="ulong" if plan.wide else "uint", qmin=qmin, qmax=qmax, top=top,
+        emax=MX_EMAX.get(dst, 0), int_range=INT_RANGE, int_type=int_type,
+        float_literal=_float, helpers=helpers, batch=plan.batch, group=plan.group,
+        nv=plan.group // 16, packed=dst in ("s4", "u4", "f4_e2m1"),
+        word=1 if dst in ("s4", "u4", "f4_e2m1") else 2, stores=_stores(plan),
+        # what convert.cl.mako's helper functions may read
+        ct="float", aligned=False, typed_store=False, storage={})
+
+
+def _stores(plan: QuantizePlan) -> dict:
+    """The vector kernel's stores: {last vector: (first vector, vectors)},
+    up to 64 bytes each (8 vectors of 16 four-bit codes, 4 of 8-bit ones)."""
+    if not plan.batch:
+        return {}
+    total = plan.batch * plan.group // 16
+    most = 8 if plan.dst_dt in ("s4", "u4", "f4_e2m1") else 4
+    stores, pos = {}, 0
+    while pos < total:
+        k = most
+        while k > total - pos:
+            k //= 2
+        stores[pos + k - 1] = (pos, k)
+        pos += k
+    return stores
+
+
+def describe_plan(plan: QuantizePlan) -> str:
+    """A short account of the split, for ``impl`` and explain()."""
+    if plan.parts > 1:
+        return (f"{plan.groups} group(s) of {plan.group} in {plan.parts} chunks of "
+                f"{plan.chunk}, two launches")
+    if plan.batch:
+        return f"{plan.batch} groups of {plan.group} per work-item, vectors of 16"
+
+    return f"{plan.gpi} group(s) of {plan.group} per work-item, vectors of {plan.vec}"

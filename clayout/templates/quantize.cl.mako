@@ -1,0 +1,436 @@
+## Dynamic quantization (clayout/host/quantize.py holds the formulas): the
+## scales, zero points and values of f32 data, one scale per group of L
+## consecutive elements (C order). gpu/render_quantize.py supplies the
+## numbers. One work-item quantizes `gpi` whole groups (parts == 1), or one
+## chunk of C elements of a group split in `parts` chunks: then a first
+## kernel (${name}_partials) writes each chunk's statistics and the main
+## kernel combines its group's before quantizing its chunk.
+<%namespace file="convert.cl.mako" import="*"/>\
+<%def name="vt(base, n)">${base}${"" if n == 1 else n}</%def>\
+<%def name="load(off)">\
+% if vec == 1:
+src[${off}]\
+% else:
+vload${vec}(0, src + ${off})\
+% endif
+</%def>\
+<%def name="reduce(op, var, out)">\
+## The lanes of float vector `var` combined with `op` into float `out`.
+% if vec == 1:
+const float ${out} = ${var};
+% else:
+<% n = vec %>\
+%   while n > 1:
+<% n //= 2 %>\
+const ${vt("float", n)} ${out}${n} = ${op}(${var if n * 2 == vec else f"{out}{n * 2}"}.lo, ${var if n * 2 == vec else f"{out}{n * 2}"}.hi);
+%   endwhile
+const float ${out} = ${out}1;
+% endif
+</%def>\
+<%def name="stats_function()">\
+// The statistics of C elements from `first`: (min(min x, 0), max(max x, 0))
+// or (0, max |x|); NaN skipped (fmin / fmax).
+static void ${name}_stats(__global const float *restrict src, ${idx} first, float *lo, float *hi)
+{
+    ${vt("float", vec)} l = (${vt("float", vec)})(0.0f), h = (${vt("float", vec)})(0.0f);
+    for (${idx} i = 0; i < ${chunk}u; i += ${vec}u) {
+        const ${vt("float", vec)} x = ${load("first + i")};
+% if scheme == "asymmetric":
+        l = fmin(l, x);
+        h = fmax(h, x);
+% else:
+        h = fmax(h, fabs(x));
+% endif
+    }
+${reduce("fmin", "l", "lr")}\
+${reduce("fmax", "h", "hr")}\
+    *lo = lr;
+    *hi = hr;
+}
+</%def>\
+<%def name="scale_function()">\
+// The group's stored scale (rounded up to ${scale_dt} first) and zero point;
+// MX: the multiplier 2^-k and the exponent k of the e8m0 scale 2^k.
+static float ${name}_scale(float lo, float hi, int *zp)
+{
+% if scheme == "mx":
+    const int k = clamp((int)(as_uint(hi) >> 23 & 0xffu) - 127 - ${emax}, -127, 127);
+    *zp = k;
+    return as_float((uint)(127 - k) << 23);
+% else:
+%   if scheme == "asymmetric":
+    const float s = (hi - lo) / ${float_literal(qmax - qmin)};
+%   else:
+    const float s = hi / ${float_literal(top)};
+%   endif
+%   if scale_dt == "f16":
+    ushort h;  // (a half variable needs cl_khr_fp16; its bits do not)
+    vstore_half_rtp(s, 0, (half *)&h);  // rounded up: the range still fits
+    float r = vload_half(0, (const half *)&h);
+    if (isinf(r) && !isinf(s))
+        r = copysign(65504.0f, s);
+%   elif scale_dt == "bf16":
+    ushort b = float_to_bf16(s);
+    if (bf16_to_float(b) < s)
+        b += 1;  // rounded up: the range still fits
+    float r = bf16_to_float(b);
+    if (isinf(r) && !isinf(s))
+        r = copysign(0x1.fep127f, s);
+%   else:
+    float r = s;
+%   endif
+    if (r == 0.0f)
+        r = 1.0f;
+%   if scheme == "asymmetric":
+    *zp = (int)clamp(rint(${float_literal(qmin)} - lo / r), ${float_literal(qmin)}, ${float_literal(qmax)});
+%   else:
+    *zp = 0;
+%   endif
+    return r;
+% endif
+}
+
+static void ${name}_store_scale(__global uchar *restrict scales, ${idx} g, float s, int k)
+{
+% if scale_dt == "f32":
+    ((__global float *)scales)[g] = s;
+% elif scale_dt == "f16":
+    vstore_half_rte(s, g, (__global half *)scales);
+% elif scale_dt == "bf16":
+    ((__global ushort *)scales)[g] = float_to_bf16(s);
+% else:
+    scales[g] = (uchar)(k + 127);
+% endif
+}
+</%def>\
+<%def name="quantize_vector()">\
+## x (vec lanes) quantized with s (and zp) and stored at element o of dst.
+% if scheme == "mx":
+        ${vt("float", vec)} v = x * s;  // exact: s is a power of two
+% else:
+        ${vt("float", vec)} v = x / s;
+% endif
+% if dst_dt in int_range:
+        v = select(clamp(v, -512.0f, 512.0f), (${vt("float", vec)})(0.0f), isnan(v));
+        // 1.5 * 2^23 added rounds to nearest even, the integer in the low bits
+        const ${vt("int", vec)} q = clamp(as_${vt("int", vec)}(v + 12582912.0f) - 0x4b400000 + zp, ${qmin}, ${qmax});
+%   if dst_dt in ("s4", "u4"):
+%     if vec == 2:
+        dst[o >> 1] = pack_nibbles2(as_uint2(q) & 15u);
+%     else:
+        vstore${vec // 2}(pack_nibbles${vec}(as_${vt("uint", vec)}(q) & 15u), 0, dst + (o >> 1));
+%     endif
+%   elif vec == 1:
+        ((__global ${int_type} *)dst)[o] = (${int_type})q;
+%   else:
+        vstore${vec}(convert_${vt(int_type, vec)}(q), 0, (__global ${int_type} *)dst + o);
+%   endif
+% elif dst_dt == "f4_e2m1":
+        // Rounded to nearest even by counting the midpoints |v| passes
+        // (ties go to the even code): 0, 0.5, 1, 1.5, 2, 3, 4, 6; above 6
+        // saturated; NaN fails every comparison (+0); the sign kept (-0 too).
+        const ${vt("float", vec)} a = fabs(v);
+        const ${vt("int", vec)} n = -((a > 0.25f) + (a >= 0.75f) + (a > 1.25f) + (a >= 1.75f)
+                                 + (a > 2.5f) + (a >= 3.5f) + (a > 5.0f));
+        const ${vt("uint", vec)} c = as_${vt("uint", vec)}(n) | (as_${vt("uint", vec)}(v) >> 28 & 8u & ~as_${vt("uint", vec)}(isnan(v)));
+%   if vec == 2:
+        dst[o >> 1] = pack_nibbles2(c);
+%   else:
+        vstore${vec // 2}(pack_nibbles${vec}(c), 0, dst + (o >> 1));
+%   endif
+% else:
+        v = select(clamp(v, ${float_literal(-top)}, ${float_literal(top)}), v, isnan(v));
+%   if vec == 1:
+        dst[o] = float_to_${dst_dt}(v);
+%   else:
+        vstore${vec}(float_to_${dst_dt}_x${vec}(v), 0, dst + o);
+%   endif
+% endif
+</%def>\
+<%def name="chunk_function()">\
+// C elements from `first` quantized with the group's s and zp.
+static void ${name}_chunk(__global const float *restrict src, __global uchar *restrict dst,
+                          ${idx} first, float s, int zp)
+{
+    for (${idx} i = 0; i < ${chunk}u; i += ${vec}u) {
+        const ${idx} o = first + i;
+        const ${vt("float", vec)} x = ${load("o")};
+${quantize_vector()}\
+    }
+}
+</%def>\
+<%def name="store_zp(g, value)">\
+% if zp_dt == "s32":
+        ((__global int *)zps)[${g}] = ${value};
+% elif zp_dt in ("s8", "u8"):
+        ((__global ${"char" if zp_dt == "s8" else "uchar"} *)zps)[${g}] = (${"char" if zp_dt == "s8" else "uchar"})${value};
+% endif
+</%def>\
+<%def name="combine(g, lo, hi)">\
+## The statistics of group g from its chunks' partials.
+        float ${lo} = 0.0f, ${hi} = 0.0f;
+        for (${idx} j = ${g} * ${parts}u; j < (${g} + 1) * ${parts}u; ++j) {
+            ${lo} = fmin(${lo}, partials[2 * j]);
+            ${hi} = fmax(${hi}, partials[2 * j + 1]);
+        }
+</%def>\
+<%def name="lane(n, b)">${"" if b == 1 else ".s" + "0123456789abcdef"[n]}</%def>\
+<%def name="transpose_reduce(op, names, out)">\
+## Float16 vectors `names` (one a group) combined with `op` into ${vt("float", batch)} `out`, lane n
+## the group of names[n]: each level halves the lanes a group holds and pairs two vectors.
+<% level, cur, per = 0, list(names), 16 %>\
+%   while per > 1:
+<% nxt = [] %>\
+%     if len(cur) == 1:
+<% w = per // 2 %>\
+    const ${vt("float", w * len(names))} ${out}_${level}_0 = ${op}(${cur[0]}.even, ${cur[0]}.odd);
+<% nxt.append(f"{out}_{level}_0") %>\
+%     else:
+%       for i in range(0, len(cur), 2):
+    const float16 ${out}_${level}_${i // 2} = (float16)(${op}(${cur[i]}.even, ${cur[i]}.odd), ${op}(${cur[i + 1]}.even, ${cur[i + 1]}.odd));
+<% nxt.append(f"{out}_{level}_{i // 2}") %>\
+%       endfor
+%     endif
+<% cur, per, level = nxt, per // 2, level + 1 %>\
+%   endwhile
+    const ${vt("float", batch)} ${out} = ${cur[0]};
+</%def>\
+<%def name="vector_codes(j, n, exact)">\
+## Vector j (of 16 elements) of the work-item: its codes as int16 q, packed into b${j}.
+    {
+        const float16 x = vload16(${j}u, p);
+%   if scheme == "mx":
+        float16 v = x * m${lane(n, batch)};  // exact: a power of two
+%   elif dst_dt in int_range and exact:
+        const float16 t = x / s${lane(n, batch)} + 12582912.0f - 12582912.0f;
+%   elif dst_dt in int_range:
+        // x / s rounded to an integer as x * (1 / s) rounded: the same unless
+        // the product lies near a half (flagged: the group then divides).
+        // 1.5 * 2^23 added and taken away rounds to nearest even (past 2^22
+        // the value clamps the same).
+        const float16 q0 = x * r${lane(n, batch)};
+        const float16 t = q0 + 12582912.0f - 12582912.0f;
+        near |= fabs(q0 - t) > thr${lane(n, batch)};
+%   else:
+        float16 v = x / s${lane(n, batch)};
+%   endif
+%   if dst_dt in int_range and scheme != "mx":
+        const int16 q = convert_int16(min(max(select(t, (float16)(0.0f), isnan(t)), zlo${lane(n, batch)}), zhi${lane(n, batch)})) + zp${lane(n, batch)};
+%   elif dst_dt in int_range:
+        v = select(clamp(v, -512.0f, 512.0f), (float16)(0.0f), isnan(v));
+        const int16 q = clamp(as_int16(v + 12582912.0f) - 0x4b400000, ${qmin}, ${qmax});
+%   else:
+        // |v| to e2m1 to nearest even, saturated at 6: below 1 the grid of
+        // 0.5 (2^22 added rounds to it), from 1 one mantissa bit kept
+        // (rounded to even at bit 22; checked against every f32 below 7);
+        // the sign kept (-0 too); NaN: +0.
+        const float16 a = min(fabs(v), 6.0f);
+        const uint16 u = as_uint16(a);
+        const int16 c = select(as_int16(a + 0x1p22f) - 0x4a800000,
+                               as_int16((u + 0x1fffffu + (u >> 22 & 1u)) >> 22) - 252, a >= 1.0f);
+        const int16 q = (c | as_int16(as_uint16(v) >> 28 & 8u)) & ~isnan(v);
+%   endif
+%   if packed:
+        const ulong8 l = as_ulong8(q${" & 15" if dst_dt == "s4" else ""});
+        b${j} = as_ulong(convert_uchar8(l | l >> 28));  // 16 codes, two a byte
+%   else:
+        b${j} = as_ulong2(convert_uchar16(q));
+%   endif
+    }
+</%def>\
+<%def name="batch_values(g)">\
+## Group g (lane g of the group vectors) quantized, then the stores that end in it.
+<% fast = dst_dt in int_range and scheme != "mx" %>\
+% if fast:
+    {
+    int16 near = 0;
+% endif
+% for v in range(nv):
+${vector_codes(g * nv + v, g, False)}\
+% endfor
+% if fast:
+    const int8 n8 = near.lo | near.hi;
+    const int4 n4 = n8.lo | n8.hi;
+    const int2 n2 = n4.lo | n4.hi;
+    if ((n2.x | n2.y) < 0) {
+%   for v in range(nv):
+${vector_codes(g * nv + v, g, True)}\
+%   endfor
+    }
+    }
+% endif
+% for j in range(g * nv, (g + 1) * nv):
+%   if j in stores:
+<% first, k = stores[j]; n = k * word %>\
+%     if n == 1:
+    *(__global ulong *)(dst + (${idx})(g0 * ${group}u + ${first * 16}u)${" / 2" if packed else ""}) = b${first};
+%     else:
+    vstore${n}((${vt("ulong", n)})(${", ".join(f"b{i}" for i in range(first, first + k))}), 0, (__global ulong *)(dst + (${idx})(g0 * ${group}u + ${first * 16}u)${" / 2" if packed else ""}));
+%     endif
+%   endif
+% endfor
+</%def>\
+<%def name="batch_kernel()">\
+// ${batch} groups of ${group} a work-item: their statistics as vectors of 16,
+// reduced to one lane a group; the scales and zero points as vectors of
+// ${batch}; then each group quantized from the values read again (cache).
+__kernel void ${name}(__global const float *restrict src, __global uchar *restrict dst,
+                      __global uchar *restrict scales${", __global uchar *restrict zps" if zp_dt else ""})
+{
+    const ${idx} item = get_global_id(0);
+    if (item >= ${items}u)
+        return;
+    const ${idx} g0 = item * ${batch}u;
+    __global const float *p = src + g0 * ${group}u;
+% for g in range(batch):
+    float16 h${g} = (float16)(0.0f);
+%   if scheme == "asymmetric":
+    float16 l${g} = (float16)(0.0f);
+%   endif
+%   for v in range(nv):
+    {
+        const float16 x = vload16(${g * nv + v}u, p);
+%     if scheme == "asymmetric":
+        l${g} = select(l${g}, x, x < l${g});  // NaN skipped
+        h${g} = select(h${g}, x, x > h${g});
+%     else:
+        const float16 a = fabs(x);
+        h${g} = select(h${g}, a, a > h${g});
+%     endif
+    }
+%   endfor
+% endfor
+${transpose_reduce("fmax", [f"h{g}" for g in range(batch)], "hi")}\
+% if scheme == "asymmetric":
+${transpose_reduce("fmin", [f"l{g}" for g in range(batch)], "lo")}\
+% endif
+<% fv, iv = f"float{batch}", f"int{batch}" %>\
+% if scheme == "mx":
+    const ${iv} k = clamp(convert_${iv}(as_${vt("uint", batch)}(hi) >> 23 & 0xffu) - ${127 + emax}, -127, 127);
+    const ${fv} m = as_${fv}((127 - k) << 23);  // 2^-k
+    vstore${"" if batch == 1 else batch}(convert_${vt("uchar", batch)}(k + 127), 0, scales + g0);
+% else:
+%   if scale_dt == "f32":
+%     if scheme == "asymmetric":
+    ${fv} s = (hi - lo) / ${float_literal(qmax - qmin)};
+%     else:
+    ${fv} s = hi / ${float_literal(top)};
+%     endif
+    s = select(s, (${fv})(1.0f), s == 0.0f);
+%     if scheme == "asymmetric":
+    const ${iv} zp = convert_${iv}(clamp(rint(${float_literal(qmin)} - lo / s), ${float_literal(qmin)}, ${float_literal(qmax)}));
+%     endif
+    vstore${"" if batch == 1 else batch}(s, 0, (__global float *)scales + g0);
+%   else:
+    ${fv} s;
+    ${iv} zp;
+%     for n in range(batch):
+    {
+        int z;
+        s${lane(n, batch)} = ${name}_scale(${"lo.s" + "0123456789abcdef"[n] if scheme == "asymmetric" else "0.0f"}, hi${lane(n, batch)}, &z);
+        zp${lane(n, batch)} = z;
+        ${name}_store_scale(scales, g0 + ${n}u, s${lane(n, batch)}, z);
+    }
+%     endfor
+%   endif
+%   if scheme == "symmetric" and scale_dt == "f32":
+    const ${iv} zp = 0;
+%   endif
+%   if zp_dt in ("s4", "u4") and batch == 2:
+    zps[g0 / 2] = (uchar)((zp.s0 & 15) | (zp.s1 & 15) << 4);
+%   elif zp_dt in ("s4", "u4"):
+    vstore${batch // 2}(convert_uchar${batch // 2}((zp.even & 15) | (zp.odd & 15) << 4), 0, zps + g0 / 2);
+%   elif zp_dt == "s32":
+    vstore${"" if batch == 1 else batch}(zp, 0, (__global int *)zps + g0);
+%   elif zp_dt:
+    vstore${"" if batch == 1 else batch}(convert_${vt("char" if zp_dt == "s8" else "uchar", batch)}(zp), 0, (__global ${"char" if zp_dt == "s8" else "uchar"} *)zps + g0);
+%   endif
+%   if dst_dt in int_range:
+    const ${fv} r = 1.0f / s;
+    // x * (1 / s) is within 3 * 2^-24 |x / s| of x / s, which decides the
+    // code only below qmax - qmin + 1 = R (past it every rounding clamps
+    // alike): a product farther than 2^-20 R from a half rounds as the
+    // quotient does. Scales outside [2^-100, 2^100] always divide.
+    const ${fv} thr = select((${fv})(-1.0f), (${fv})(${float_literal(0.5 - 2.0 ** -20 * (qmax - qmin + 1))}), (s >= 0x1p-100f) & (s <= 0x1p100f));
+    const ${fv} zlo = ${float_literal(qmin)} - convert_${fv}(zp), zhi = ${float_literal(qmax)} - convert_${fv}(zp);
+%   endif
+% endif
+    ${"ulong" if packed else "ulong2"} ${", ".join(f"b{j}" for j in range(batch * nv))};
+% for g in range(batch):
+${batch_values(g)}\
+% endfor
+}
+</%def>\
+${helper_functions()}\
+
+${stats_function()}
+${scale_function()}
+% if batch:
+${batch_kernel()}
+% else:
+${chunk_function()}
+% if parts > 1:
+__kernel void ${name}_partials(__global const float *restrict src, __global float *restrict partials)
+{
+    const ${idx} item = get_global_id(0);
+    if (item >= ${items}u)
+        return;
+    float lo, hi;
+    ${name}_stats(src, item * ${chunk}u, &lo, &hi);
+    partials[2 * item] = lo;
+    partials[2 * item + 1] = hi;
+}
+
+% endif
+__kernel void ${name}(__global const float *restrict src, __global uchar *restrict dst,
+                      __global uchar *restrict scales${", __global uchar *restrict zps" if zp_dt else ""}${", __global const float *restrict partials" if parts > 1 else ""})
+{
+    const ${idx} item = get_global_id(0);
+    if (item >= ${items}u)
+        return;
+% if parts == 1:
+%   if zp_dt in ("s4", "u4"):
+    uint zp_byte = 0;
+%   endif
+    for (${idx} g = item * ${gpi}u; g < min(item * ${gpi}u + ${gpi}u, ${groups}u); ++g) {
+        float lo, hi;
+        int zp;
+        ${name}_stats(src, g * ${chunk}u, &lo, &hi);
+        const float s = ${name}_scale(lo, hi, &zp);
+        ${name}_store_scale(scales, g, s, zp);
+${store_zp("g", "zp")}\
+%   if zp_dt in ("s4", "u4"):
+        zp_byte |= ((uint)zp & 15u) << ((g & 1) << 2);
+        if ((g & 1) || g + 1 == ${groups}u) {
+            zps[g >> 1] = (uchar)zp_byte;
+            zp_byte = 0;
+        }
+%   endif
+        ${name}_chunk(src, dst, g * ${chunk}u, s, ${"0" if scheme == "mx" else "zp"});
+    }
+% else:
+    const ${idx} g = item / ${parts}u;
+${combine("g", "lo", "hi")}\
+    int zp;
+    const float s = ${name}_scale(lo, hi, &zp);
+    if (item % ${parts}u == 0) {
+        ${name}_store_scale(scales, g, s, zp);
+${store_zp("g", "zp")}\
+%   if zp_dt in ("s4", "u4"):
+        // The byte of groups g and g + 1 (the even group's owner writes both).
+        if ((g & 1) == 0) {
+            uint zp_byte = (uint)zp & 15u;
+            if (g + 1 < ${groups}u) {
+${combine("g + 1", "lo1", "hi1")}\
+                int zp1;
+                ${name}_scale(lo1, hi1, &zp1);
+                zp_byte |= ((uint)zp1 & 15u) << 4;
+            }
+            zps[g >> 1] = (uchar)zp_byte;
+        }
+%   endif
+    }
+    ${name}_chunk(src, dst, item * ${chunk}u, s, ${"0" if scheme == "mx" else "zp"});
+% endif
+}
+% endif

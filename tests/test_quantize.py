@@ -1,0 +1,249 @@
+"""Quantize: scales (and zero points) computed from the data.
+
+Values, scales and zero points are compared bit for bit with
+tests/quantize_reference.py (written from the formulas and the OCP MX
+specification), then dequantized by the grouped decompression Reorder and
+checked within half a step (the element type's half ulp for floats)."""
+import numpy as np
+import pytest
+
+import clayout as cly
+from quantize_reference import reference
+
+# (dst, scheme, mask, groups, scale type, zero-point type, dims)
+CASES = [
+    ("s8", "symmetric", 0, None, "f32", None, (8, 256)),
+    ("u4", "asymmetric", 0, None, "f32", None, (8, 256)),
+    ("f8_e5m2", "symmetric", 0, None, "f32", None, (8, 256)),
+    ("s4", "symmetric", 1, None, "f32", None, (8, 256)),
+    ("u8", "asymmetric", 1, None, "bf16", None, (8, 256)),
+    ("f8_e4m3", "symmetric", 1, None, "f16", None, (8, 256)),
+    ("f4_e2m1", "symmetric", 1, None, "f32", None, (8, 256)),
+    ("s8", "asymmetric", 3, (1, 32), "f32", "s32", (8, 256)),
+    ("u4", "asymmetric", 3, (1, 32), "f16", None, (8, 256)),
+    ("s4", "asymmetric", 3, (1, 32), "f32", "s8", (8, 256)),
+    ("u4", "asymmetric", 3, (1, 128), "f32", None, (8, 256)),
+    ("s8", "symmetric", 3, (1, 128), "f32", None, (8, 256)),
+    ("f4_e2m1", "symmetric", 3, (1, 128), "bf16", None, (8, 256)),
+    ("u8", "asymmetric", 3, (4, 32), "f32", None, (8, 256)),
+    ("f8_e4m3", "symmetric", 3, (4, 32), "f32", None, (8, 256)),
+    ("f8_e4m3", "mx", 3, (1, 32), "e8m0", None, (8, 256)),
+    ("f8_e5m2", "mx", 3, (1, 32), "e8m0", None, (8, 256)),
+    ("f4_e2m1", "mx", 3, (1, 32), "e8m0", None, (8, 256)),
+    ("s8", "mx", 3, (1, 32), "e8m0", None, (8, 256)),
+    # long groups split in chunks on the device (two launches)
+    ("s8", "symmetric", 0, None, "f32", None, (16, 16384)),
+    ("u4", "asymmetric", 1, None, "f16", None, (7, 16384)),
+    # groups that are no run of consecutive elements: the host path everywhere
+    ("s8", "asymmetric", 2, None, "f32", None, (4, 6, 32)),
+]
+IDS = [f"{c[0]}-{c[1]}-m{c[2]}-g{c[3] and 'x'.join(map(str, c[3]))}-{c[4]}-{c[5]}-"
+       f"{'x'.join(map(str, c[6]))}" for c in CASES]
+#: Float elements: (mantissa bits, smallest normal exponent).
+FLOATS = {"f8_e4m3": (3, -6), "f8_e5m2": (2, -14), "f4_e2m1": (1, 0)}
+
+
+def _data(dims, seed=0):
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(dims) * rng.uniform(0.01, 10, dims[:-1] + (1,))).astype(np.float32)
+    flat = x.reshape(-1, dims[-1])
+    flat[1, :] = 0  # an all-zero row (group)
+    flat[2, 40:80] = np.abs(flat[2, 40:80])  # groups of one sign only
+    flat[3, 5] = np.nan
+    flat[0, 17] = 2.0 ** -130  # an f32 subnormal among normal values
+    return x
+
+
+def _run(q, engine, x):
+    stream = cly.Stream(engine)
+    src = cly.Memory.from_numpy(q.src_md, engine, x)
+    dst, scales = cly.Memory(q.dst_md, engine), cly.Memory(q.scales_md, engine)
+    zps = None if q.zero_points_md is None else cly.Memory(q.zero_points_md, engine)
+    event = q.execute(stream, src, dst, scales, zps)
+    assert event is not None
+    stream.wait()
+    return dst, scales, zps
+
+
+def _check(q, engine, case, x):
+    dst_dt, scheme, mask, groups, scale_dt, zp_dt, dims = case
+    dst, scales, zps = _run(q, engine, x)
+    values, ref_scales, ref_zps = reference(x, dst_dt, scheme, mask, groups, scale_dt, zp_dt)
+    np.testing.assert_array_equal(dst.to_numpy().astype(np.float32), values)
+    if scheme == "mx":
+        np.testing.assert_array_equal(scales.raw()[:ref_scales.size], ref_scales)
+    else:
+        np.testing.assert_array_equal(scales.to_numpy().astype(np.float32).ravel(), ref_scales)
+    if ref_zps is None:
+        assert zps is None
+    else:
+        np.testing.assert_array_equal(zps.to_numpy().astype(np.int64).ravel(), ref_zps)
+    return dst, scales, zps
+
+
+def _dequantize(q, engine, dst, scales, zps):
+    """The grouped decompression Reorder of the three memories, as f32."""
+    stream = cly.Stream(engine)
+    sdt = q.scales_md.data_type  # e8m0 too: Scales take the MX scales as they are
+    zp_attr = None if zps is None else cly.ZeroPoints(
+        mask=q.mask, groups=q.groups, data_type=q.zero_points_md.data_type)
+    attr = cly.Attr(src_scales=cly.Scales(mask=q.mask, groups=q.groups, data_type=sdt),
+                    src_zero_points=zp_attr)
+    f32 = cly.MemoryDesc(q.dst_md.dims, "f32")
+    r = cly.Reorder(q.dst_md, f32, engine=engine, attr=attr)
+    out = cly.Memory(f32, engine)
+    given = {"src_scales": scales}
+    if zps is not None:
+        given["src_zero_points"] = zps
+    r.execute(stream, dst, out, **given)
+    stream.wait()
+    return out.to_numpy(), scales.to_numpy().astype(np.float64)
+
+
+def _steps(q, x, scales):
+    """Each element's allowed error: half a step (the element type's half
+    ulp at x / s for floats; a whole step for MXINT8's saturated 2^-6 grid)."""
+    from quantize_reference import group_slices
+    s = np.zeros(x.shape)
+    for n, box in group_slices(x.shape, q.mask, q.groups):
+        s[box] = scales.ravel()[n]
+    dt = q.dst_md.data_type
+    if dt in FLOATS:
+        m, emin = FLOATS[dt]
+        v = np.abs(x / s)
+        e = np.floor(np.log2(np.where(v > 0, v, 1.0)))
+        half = 0.5 * 2.0 ** (np.maximum(e, emin) - m) * s
+        if q.scheme != "mx":
+            return half
+        # MX: a block's largest values may pass the element's max normal
+        # (up to 2^(emax + 1)): the spec saturates them there.
+        top = {"f8_e4m3": 448.0, "f8_e5m2": 57344.0, "f4_e2m1": 6.0}[dt]
+        return np.where(v > top, (v - top) * s, 0) + half
+    return s * (1.0 if q.scheme == "mx" else 0.5)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_quantize_matches_reference_and_round_trips(engine, case):
+    dst_dt, scheme, mask, groups, scale_dt, zp_dt, dims = case
+    q = cly.Quantize(cly.MemoryDesc(dims, "f32"), dst_dt, scheme=scheme, mask=mask,
+                     groups=groups, scale_data_type=scale_dt, zero_point_data_type=zp_dt,
+                     engine=engine)
+    if engine.is_device and len(dims) == 2 and (groups is None or groups[0] == 1):
+        assert "quantize" in q.impl and not q.impl.startswith("host"), q.impl
+    x = _data(dims)
+    dst, scales, zps = _check(q, engine, case, x)
+    deq, s = _dequantize(q, engine, dst, scales, zps)
+    ok = ~np.isnan(x)
+    limit = _steps(q, x, s) * (1 + 2.0 ** -20) + np.abs(x) * 2.0 ** -22
+    err = np.abs(deq.astype(np.float64) - x)
+    assert (err[ok] <= limit[ok]).all(), (err - limit)[ok].max()
+
+
+@pytest.mark.parametrize("case", [CASES[i] for i in (2, 8, 10, 13, 17, 18, 20)],
+                         ids=[IDS[i] for i in (2, 8, 10, 13, 17, 18, 20)])
+def test_quantize_gpu_strategy(gpu_engine, case):
+    dst_dt, scheme, mask, groups, scale_dt, zp_dt, dims = case
+    q = cly.Quantize(cly.MemoryDesc(dims, "f32"), dst_dt, scheme=scheme, mask=mask,
+                     groups=groups, scale_data_type=scale_dt, zero_point_data_type=zp_dt,
+                     engine=gpu_engine)
+    _check(q, gpu_engine, case, _data(dims, seed=1))
+
+
+def _near_halves(dims, asymmetric, seed=3):
+    """Groups (rows) whose elements lie a few ulps around halves of their
+    scale, chosen where x * f32(1 / s) and the division x / s round to
+    different integers: a kernel rounding the product would fail them."""
+    rng = np.random.default_rng(seed)
+    f32 = np.float32
+    rows, length = dims
+    x = np.zeros(dims, f32)
+    found = 0
+    for row in range(rows):
+        c = f32(2.0 ** rng.uniform(-20, 20)) * f32(rng.uniform(1, 2))
+        if asymmetric:  # lo = -7c, hi = 8c: s = (hi - lo) / 15
+            lo, hi = -f32(7) * c, f32(8) * c
+            s, top = (hi - lo) / f32(15), 7
+        else:  # absmax 127c: s = absmax / 127
+            lo, hi = -f32(127) * c, f32(127) * c
+            s, top = hi / f32(127), 126
+        r = f32(1) / s
+        k = rng.integers(-top, top, 4096) + 0.5
+        cand = (k * s).astype(f32)
+        steps = rng.integers(-6, 7, 4096)
+        for _ in range(6):
+            cand = np.where(steps > 0, np.nextafter(cand, f32(np.inf)),
+                            np.where(steps < 0, np.nextafter(cand, f32(-np.inf)), cand))
+            steps = steps - np.sign(steps)
+        cand = cand[(cand > lo) & (cand < hi)]
+        differ = cand[np.rint(cand * r) != np.rint(cand / s)]
+        found += min(differ.size, length - 2)
+        pick = np.concatenate([differ, cand])[:length - 2]
+        x[row] = np.concatenate([[lo, hi], pick]).astype(f32)
+    assert found >= rows  # the data does test the rounding
+    return x
+
+
+@pytest.mark.parametrize("case", [("u4", "asymmetric", 1, None, "f32", None, (64, 128)),
+                                  ("s8", "symmetric", 1, None, "f32", None, (64, 128))],
+                         ids=["u4-asymmetric-rows", "s8-symmetric-rows"])
+def test_quantize_rounds_near_halves_like_the_division(engine, case):
+    dst_dt, scheme, mask, groups, scale_dt, zp_dt, dims = case
+    q = cly.Quantize(cly.MemoryDesc(dims, "f32"), dst_dt, scheme=scheme, mask=mask,
+                     groups=groups, scale_data_type=scale_dt, engine=engine)
+    _check(q, engine, case, _near_halves(dims, scheme == "asymmetric"))
+
+
+def test_quantize_blocked_dst_on_host_path(engine):
+    src_md = cly.MemoryDesc((16, 64), "f32")
+    dst_md = cly.MemoryDesc((16, 64), "s8", tag="AB8a4b")
+    q = cly.Quantize(src_md, "s8", scheme="asymmetric", mask=3, groups=(1, 32), dst_md=dst_md,
+                     engine=engine)
+    assert q.impl.startswith("host:numpy")
+    case = ("s8", "asymmetric", 3, (1, 32), "f32", None, (16, 64))
+    _check(q, engine, case, _data((16, 64), seed=2))
+
+
+def test_quantize_memories_layouts():
+    q = cly.Quantize(cly.MemoryDesc((64, 256), "f32"), "u4", scheme="asymmetric", mask=3,
+                     groups=(1, 128), engine=cly.Engine("host"))
+    assert q.scales_md == cly.MemoryDesc((128,), "f32")
+    assert q.zero_points_md == cly.MemoryDesc((128,), "u4")
+    assert cly.Scales(mask=3, groups=(1, 128)).count((64, 256)) == 128
+    mx = cly.Quantize(cly.MemoryDesc((4, 64), "f32"), "f4_e2m1", scheme="mx", mask=3,
+                      groups=(1, 32), engine=cly.Engine("host"))
+    assert mx.scales_md == cly.MemoryDesc((8,), "e8m0") and mx.zero_points_md is None
+    tensor = cly.Quantize(cly.MemoryDesc((4, 64), "f32"), "s8", engine=cly.Engine("host"))
+    assert tensor.scales_md.dims == (1,)
+
+
+BAD = [
+    (dict(dst_data_type="u4", scheme="asymmetric", mask=3, groups=(1, 36)), "does not divide"),
+    (dict(dst_data_type="u4", scheme="asymmetric", scale_data_type="e8m0"), "e8m0"),
+    (dict(dst_data_type="f4_e2m1", scheme="mx", mask=3, groups=(1, 32),
+          scale_data_type="f32"), "scale_data_type"),
+    (dict(dst_data_type="f4_e2m1", scheme="mx", mask=3, groups=(1, 64)), "MX block is 32"),
+    (dict(dst_data_type="f4_e2m1", scheme="mx", mask=2, groups=(1, 32)), "MX block is 32"),
+    (dict(dst_data_type="s8", scheme="symmetric", zero_point_data_type="s8"), "no zero points"),
+    (dict(dst_data_type="u4", scheme="symmetric"), "u4"),
+    (dict(dst_data_type="f8_e4m3", scheme="asymmetric"), "f8_e4m3"),
+    (dict(dst_data_type="u4", scheme="asymmetric", zero_point_data_type="s4"), "cannot hold"),
+    (dict(dst_data_type="s8", scheme="sym"), "scheme"),
+    (dict(dst_data_type="s8", mask=1, groups=(1, 32)), "not in the mask"),
+]
+
+
+@pytest.mark.parametrize("kwargs, words", BAD, ids=[w for _, w in BAD])
+def test_quantize_bad_input_is_refused_at_creation(kwargs, words):
+    kwargs = dict(kwargs)
+    dst = kwargs.pop("dst_data_type")
+    with pytest.raises(cly.InvalidArgumentError, match=words):
+        cly.Quantize(cly.MemoryDesc((96, 96), "f32"), dst, engine=cly.Engine("host"), **kwargs)
+
+
+def test_quantize_execute_checks_memories(host_engine):
+    q = cly.Quantize(cly.MemoryDesc((4, 64), "f32"), "u8", scheme="asymmetric", mask=1,
+                     engine=host_engine)
+    src = cly.Memory(q.src_md, host_engine)
+    dst, scales = cly.Memory(q.dst_md, host_engine), cly.Memory(q.scales_md, host_engine)
+    with pytest.raises(cly.InvalidArgumentError, match="zero_points"):
+        q.execute(cly.Stream(host_engine), src, dst, scales)
