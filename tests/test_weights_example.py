@@ -84,28 +84,36 @@ def expected_errors(w: np.ndarray) -> tuple[float, float]:
     view = np.pad(view, ((0, 0), (0, -cols % GROUP)))
     absmax = np.abs(view.reshape(view.shape[0], -1, GROUP)).max(axis=2)
     s = np.repeat(np.where(absmax > 0, absmax / 7, 1).astype(np.float32), GROUP, axis=1)
-    q = np.clip(np.rint(view * (np.float32(1) / s)), -8, 7)
+    q = np.clip(np.rint(view / s), -8, 7)
     error = np.abs((s * q).astype(np.float32) - view)[:, :cols].astype(np.float64)
     x = view[:, :cols].astype(np.float64)
     return error.max(), np.sqrt((error ** 2).mean() / (x ** 2).mean())
 
 
+FORMATS = ("s4", "u4+zp", "MXFP4")
+
+
 def check_output(output: str, entries: dict) -> None:
-    """Every f32 tensor of two or more dims in the quantization table with its
-    shape and a worst error of at most half a step; every 3-D one blocked and
-    back bit for bit; the rest listed as kept."""
+    """Every f32 tensor of two or more dims in the quantization table once per
+    format, with its shape, the same bits as NumPy, and a worst error of at
+    most half a step for the integer formats (MX saturates at 6 X: at most
+    two of its X); every 3-D one blocked and back bit for bit; the rest
+    listed as kept."""
     weights = {n: e["shape"] for n, e in entries.items()
                if len(e["shape"]) >= 2 and e["dtype"] == "F32"}
     found = rows(output, weights)
     for name, shape in weights.items():
         lines = found[name]
-        expected = 2 if len(shape) == 3 else 1
+        expected = len(FORMATS) + (1 if len(shape) == 3 else 0)
         assert len(lines) == expected, f"{name}: {lines} (expected {expected} lines)"
-        fields = lines[0].split()
-        assert fields[1] == "x".join(map(str, shape)), lines[0]
-        assert float(fields[3]) <= 0.5 + 1e-5, f"{name}: more than half a step: {lines[0]}"
+        for fmt, line in zip(FORMATS, lines):
+            fields = line.split()
+            assert fields[1] == "x".join(map(str, shape)) and fields[2] == fmt, line
+            bound = 2.0 if fmt == "MXFP4" else 0.5
+            assert float(fields[4]) <= bound + 1e-5, f"{name}: {fields[4]} steps: {line}"
+            assert "same bits as NumPy" in line, line
         if len(shape) == 3:
-            assert lines[1].endswith("round trip bit for bit"), lines[1]
+            assert lines[-1].endswith("round trip bit for bit"), lines[-1]
     kept = [line for line in output.splitlines() if line.startswith("kept f32")]
     for name in set(entries) - set(weights):
         assert kept and name in kept[0].split(": ")[1].split(", "), \
@@ -142,12 +150,12 @@ def test_awkward_shapes(tmp_path):
 
     found = rows(output, tensors)
     assert "padded to 96" in found["matrix"][0]
-    assert "Oiw16o" in found["first.weight"][1] and "OIw16i16o" in found["conv.weight"][1]
+    assert "Oiw16o" in found["first.weight"][-1] and "OIw16i16o" in found["conv.weight"][-1]
     for name in ("matrix", "first.weight", "conv.weight"):
-        fields = found[name][0].split()
+        fields = found[name][0].split()   # the s4 line
         max_error, rel_rms = expected_errors(tensors[name])
-        assert float(fields[2]) == pytest.approx(max_error, rel=1e-2), found[name][0]
-        assert float(fields[4].rstrip("%")) / 100 == pytest.approx(rel_rms, rel=1e-2, abs=1e-4)
+        assert float(fields[3]) == pytest.approx(max_error, rel=1e-2), found[name][0]
+        assert float(fields[5].rstrip("%")) / 100 == pytest.approx(rel_rms, rel=1e-2, abs=1e-4)
 
 
 def test_missing_file_names_make_weights(tmp_path):
