@@ -1007,17 +1007,25 @@ def test_the_host_path_reads_device_values_as_they_were_at_execute(cl_engine):
 
 
 def test_runtime_patterns_check_the_rules_of_their_values_at_creation(cl_engine):
-    """Values at execute on a runtime pattern: groups on dst values, a group
-    on a dim outside the mask are refused at creation as on fixed dims; a
-    group that does not divide a runtime dim is refused at the execution
-    that brings the dims, for device values as for NumPy ones."""
+    """Values at execute on a runtime pattern: a group on a dim outside the
+    mask is refused at creation as on fixed dims; grouped dst values (the
+    quantize direction) run; a group that does not divide a runtime dim is
+    refused at the execution that brings the dims, for device values as for
+    NumPy ones."""
     pattern = cly.MemoryDesc((R, 8), "f32", tag="ab")
     out = cly.MemoryDesc((R, 8), "s8", tag="ab")
-    for attr, words in [
-            (cly.Attr(dst_scales=cly.Scales(mask=0b11, groups=(2, 1))), "source"),
-            (cly.Attr(src_scales=cly.Scales(mask=0b10, groups=(2, 1))), "not in the mask")]:
-        with pytest.raises(cly.InvalidArgumentError, match=words):
-            cly.Reorder(pattern, out, engine=cl_engine, attr=attr)
+    with pytest.raises(cly.InvalidArgumentError, match="not in the mask"):
+        cly.Reorder(pattern, out, engine=cl_engine,
+                    attr=cly.Attr(src_scales=cly.Scales(mask=0b10, groups=(2, 1))))
+    grouped = cly.Reorder(pattern, out, engine=cl_engine,
+                          attr=cly.Attr(dst_scales=cly.Scales(mask=0b11, groups=(2, 1))))
+    x = np.arange(32, dtype=np.float32).reshape(4, 8) - 16
+    s = np.arange(1, 17, dtype=np.float32).reshape(2, 8) / 4   # one per 2x1 group
+    src = cly.Memory.from_numpy(pattern.with_dims((4, 8)), cl_engine, x)
+    dst = cly.Memory(out.with_dims((4, 8)), cl_engine)
+    grouped.execute(cly.Stream(cl_engine), src, dst, dst_scales=s.ravel()).wait()
+    want = np.clip(np.rint(x / np.repeat(s, 2, axis=0)), -128, 127).astype(np.int8)
+    assert np.array_equal(dst.to_numpy(), want)
     prim = cly.Reorder(pattern, out, engine=cl_engine,
                        attr=cly.Attr(src_scales=cly.Scales(mask=0b11, groups=(3, 1))))
     src = cly.Memory.from_numpy(pattern.with_dims((4, 8)), cl_engine, np.ones((4, 8), np.float32))
