@@ -168,6 +168,7 @@ def write(mem, array, queue, wait_for):
         wait += mem._wait_list(q, write=True)
         event = backend.write_async(q, mem.storage, byte_span(md)[0], direct, wait)
         record_command(event, q, mem, [])
+    _hold_until_done(mem.engine, event, array)
     return event
 
 
@@ -194,6 +195,7 @@ def read(mem, out, queue, wait_for):
             event = mem.engine.backend.read_async(q, mem.storage, byte_span(md)[0],
                                                    direct, wait)
             mem._was_read(event, q)
+        _hold_until_done(mem.engine, event, out)
         return out, event
     if md.dtype.packed:
         np.copyto(out, mem.to_numpy(queue, wait_for))
@@ -207,6 +209,14 @@ def read(mem, out, queue, wait_for):
     event = _cross_reorder(md, dense, mem.engine, landing.engine).execute(
         stream_queue(queue, mem.engine), mem, landing, wait_for)
     return out, event
+
+
+def _hold_until_done(engine, event, array):
+    """Keep ``array`` alive until ``event`` completes: pyopencl's events hold
+    the host arrays of their copies, a dpctl memcpy_async does not (a caller
+    dropping its array at once would leave the copy a freed buffer)."""
+    if engine.kind == "sycl":
+        engine.backend.when_complete(event, lambda: array)
 
 
 def _read_target(mem, out):
