@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import clayout as cly
+from conftest import _sycl_engine
 from clayout.dlpack import DLPackError
 
 HOST = cly.Engine("host")
@@ -323,12 +324,7 @@ def dpnp():
 
 @pytest.fixture(scope="module")
 def sycl(dpnp):
-    try:
-        return cly.Engine("sycl", device="opencl:cpu")
-    except cly.UnimplementedError as error:
-        if os.environ.get("CI"):
-            pytest.fail(f"{error} -- CI requires a SYCL CPU device", pytrace=False)
-        pytest.skip(str(error))
+    return _sycl_engine()
 
 
 def _usm_address(array) -> int:

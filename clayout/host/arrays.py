@@ -46,20 +46,15 @@ def _permutation(array: np.ndarray) -> tuple[int, ...] | None:
 
 def desc_of_array(array: np.ndarray) -> MemoryDesc:
     """The descriptor of ``array`` as it lies: dims from its shape, type
-    from its dtype, strides from its strides when it is dense in some axis
-    order (C order, an nhwc tensor seen as nchw, a transpose); plain C order
-    otherwise (a slice with gaps, negative strides): its values then go in
-    a copy. Raises InvalidArgumentError for a dtype clayout lacks."""
+    from its dtype, strides from its strides (``MemoryDesc.from_array``)
+    when it is dense in some axis order (C order, an nhwc tensor seen as
+    nchw, a transpose); plain C order otherwise (a slice with gaps, negative
+    strides): its values then go in a copy. Raises InvalidArgumentError for
+    a dtype clayout lacks."""
     dt = data_type(array.dtype)
-    order = _permutation(array) if array.size else None
-    if order is None or order == tuple(range(array.ndim)) or dt.packed:
+    if not array.size or dt.packed or _permutation(array) is None:
         return MemoryDesc(array.shape, dt)
-    strides = [0] * array.ndim
-    step = 1
-    for axis in reversed(order):
-        strides[axis] = step
-        step *= array.shape[axis]
-    return MemoryDesc(array.shape, dt, strides=tuple(strides))
+    return MemoryDesc.from_array(array)
 
 
 def is_plain(md: MemoryDesc) -> bool:
