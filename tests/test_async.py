@@ -473,3 +473,21 @@ def test_runtime_dims_and_cross_engine_do_not_block_execute(cl_engine, case):
         assert np.array_equal(dst.to_numpy().astype(np.float32), values), r.impl
         print("ok")
     """)
+
+
+@pytest.mark.parametrize("tag", ["nhwc", "nChw16c"], ids=["one copy", "staged"])
+def test_memory_write_and_read_do_not_block(cl_engine, tag):
+    """Memory.write and read gated on a shut user event return at once, in
+    one copy (the array lies as the memory does) or through the device's
+    layout change; the values arrive once the gate opens."""
+    run_without_hanging(f"""
+        values = np.arange(2 * 19 * 3 * 5, dtype=np.float32).reshape(2, 19, 3, 5)
+        mem = cly.Memory(cly.MemoryDesc(values.shape, "f32", tag="{tag}"), eng)
+        written = mem.write(values, wait_for=[gate])
+        out, read = mem.read(wait_for=[written])
+        print("returned", flush=True)
+        gate.set_status(cl.command_execution_status.COMPLETE)
+        read.wait()
+        assert np.array_equal(out, values), out
+        print("ok")
+    """)
