@@ -58,7 +58,7 @@ def kind(plan) -> str:
     if plan.tile is not None:
         return f"tiled {plan.tile.read.vec}/{plan.tile.write.vec}"
     if plan.block:
-        return f"block {plan.block}x{plan.block}"
+        return f"{plan.shape} {plan.block}x{plan.block}"
     return f"striped x{plan.vec}" + (" typed" if plan.aligned else "")
 
 

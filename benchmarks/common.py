@@ -157,6 +157,9 @@ def shapes(text: str):
 def print_table(title: str, rows: list[dict], columns: list[str]):
     """A plain fixed-width table."""
     print(f"\n{title}")
+    if not rows:
+        print("(no case was selected)")
+        return
     widths = {c: max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in columns}
     print("  ".join(c.ljust(widths[c]) for c in columns))
     for r in rows:

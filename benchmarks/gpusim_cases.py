@@ -159,13 +159,9 @@ KNOWN: dict = {
     "shuffle nChw16c C=58 g2": {"ld_bytes": 116, "ld_eff": 0.937, "conflict": 1.25},
     "shuffle nChw8c C=58 g2": {"ld_bytes": 116, "ld_eff": 0.906, "conflict": 1.33},
     "shuffle nChw8c C=272 g4": {"conflict": 1.49},
-    # 4-bit transposes go element by element (docs/limits.md): one nibble
-    # read per lane from a byte 512 bytes from its neighbour's, one
-    # byte stored per lane.
-    "s4 ab->ba": {"ld_bytes": 32, "ld_eff": 0.031, "st_bytes": 32},
-    "u4 ab->ba": {"ld_bytes": 32, "ld_eff": 0.031, "st_bytes": 32},
-    # Element by element as well: each lane reads 1 float 4 KiB from its
-    # neighbour's and stores 1 byte.
+    # 4-bit transposes that convert go element by element (bit copies are
+    # nibble transposes since issue 36: 256 B, efficiency 1.0): each lane
+    # reads 1 float 4 KiB from its neighbour's and stores 1 byte.
     "f32 ab->s4 ba 1x32 groups": {"ld_eff": 0.125, "st_bytes": 32},
     # One nibble per lane, read 128 bytes from its neighbour's, plus scalar
     # scale and zero-point reads; one half stored per lane.

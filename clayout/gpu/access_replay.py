@@ -217,6 +217,18 @@ def _item(plan: KernelPlan, k: _Kernel, a, parity) -> None:
             k.store_dst(d_off, vec, zeros=True)
         else:
             k.convert(i, s_off, d_off, vec)
+    elif plan.block:  # register_transpose(), nibble_transpose(): B rows in, B out
+        block = plan.block
+        for step in range(block):
+            i, s_off, _ = _step(plan, k, a, step)
+            if not k.padding(i):
+                k.load_src(s_off, block, step)
+                if not (k.bit_copy or k.saturate_only):
+                    k.attributes(i, block, None, step)
+        row = plan.levels[-2].dst_stride
+        d_base = k.dst_offset(a)
+        for j in range(block):
+            k.store_dst(d_base + j * row, block, j)
     elif plan.nibbles:  # nibble_elements(): into a 4-bit destination
         for step in range(vec):
             i, s_off, d_off = _step(plan, k, a, step)
@@ -232,18 +244,6 @@ def _item(plan: KernelPlan, k: _Kernel, a, parity) -> None:
             else:  # the byte read, changed in one nibble, written back
                 k.elements("load dst (nibble)", plan.dst_md, d_off, 1, step)
                 k.store_dst(d_off, 1, step)
-    elif plan.block:  # register_transpose(): B rows in, B transposed rows out
-        block = plan.block
-        for step in range(block):
-            i, s_off, _ = _step(plan, k, a, step)
-            if not k.padding(i):
-                k.load_src(s_off, block, step)
-                if not (k.bit_copy or k.saturate_only):
-                    k.attributes(i, block, None, step)
-        row = plan.levels[-2].dst_stride
-        d_base = k.dst_offset(a)
-        for j in range(block):
-            k.store_dst(d_base + j * row, block, j)
     else:  # elements(): one by one
         for step in range(vec):
             i, s_off, d_off = _step(plan, k, a, step)

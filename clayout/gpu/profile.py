@@ -24,7 +24,12 @@ class Tuning:
     f32: 8 and 4 alike; 16 ran out of registers). ``byte_block_sizes``: the
     same into a destination of 1-byte elements, whose rows shrink to 16
     bytes as they are converted (PoCL, f32 nchw -> s8 nChw16c, five runs
-    in turn: 16 at 0.73-0.93 of copy, median 0.90; 8 at 0.61-0.84, 0.70). ``short_loop``: an
+    in turn: 16 at 0.73-0.93 of copy, median 0.90; 8 at 0.61-0.84, 0.70).
+    ``nibble_block_sizes``: the same for 4-bit types moved bit for bit, whose
+    rows are words of B nibbles (16: a ulong, 8: a uint); ``nibble_grid``:
+    its neighbouring work-items' blocks, along the destination's rows
+    (fastest) by along the source's (gpu/plan_cpu.py, ``_lane_grid``).
+    ``short_loop``: an
     innermost destination loop at most this long is not tiled for the
     source (its source lines stay in cache). ``work_group``: the work-group
     size asked for (the kernel's own limit may be lower). ``items_per_unit``
@@ -51,6 +56,8 @@ class Tuning:
 
     block_sizes: tuple[int, ...] = (8, 4)
     byte_block_sizes: tuple[int, ...] = (16, 8, 4)
+    nibble_block_sizes: tuple[int, ...] = (16, 8)
+    nibble_grid: tuple[int, int] = (16, 16)
     short_loop: int = 512
     work_group: int = 256
     items_per_unit: int = 2048
@@ -92,7 +99,9 @@ CPU_TUNING = Tuning()
 #: Not yet measured on a GPU (none was lent so far): coalesced accesses of
 #: 16-byte vectors, 16 KiB tiles (several work-groups fit in any GPU's local
 #: memory), a grid-stride loop of up to 4 items for big launches.
-GPU_TUNING = Tuning(items_per_unit=8192, max_chunks=4)
+#: A nibble transpose's warp: 8 blocks of 16 nibbles (64 bytes) along the
+#: destination's rows by 4 (32 bytes, a sector) along the source's.
+GPU_TUNING = Tuning(items_per_unit=8192, max_chunks=4, nibble_grid=(8, 4))
 
 
 @dataclass(frozen=True)
@@ -104,7 +113,8 @@ class DeviceProfile:
     CLAYOUT_STRATEGY says otherwise. ``preferred_multiple`` is the SIMD
     width work-groups should be a multiple of (NVIDIA's warp, AMD's
     wavefront; 1 where the device does not say). ``base_align`` is the
-    alignment of buffers, in bytes. ``subgroups`` lists the sub-group
+    alignment of buffers, in bytes. ``little_endian``: the device's byte
+    order (a 4-bit register transpose reads a word's nibbles in it). ``subgroups`` lists the sub-group
     extensions the device has. ``max_groups_per_dim``: the work-groups
     NDRange dimensions 1 and 2 may each hold (OpenCL does not say; NVIDIA's
     driver allows 65,535, so every profile keeps to that).
@@ -119,6 +129,7 @@ class DeviceProfile:
     max_work_group_size: int = 1024
     local_mem: int = 32 << 10
     base_align: int = 128
+    little_endian: bool = True
     subgroups: tuple[str, ...] = ()
     fp16: bool = False
     fp64: bool = True
@@ -228,6 +239,7 @@ def _query(device) -> DeviceProfile:
         max_work_group_size=device.max_work_group_size,
         local_mem=device.local_mem_size,
         base_align=device.mem_base_addr_align // 8,
+        little_endian=bool(device.endian_little),
         subgroups=tuple(e for e in extensions if "subgroup" in e),
         fp16="cl_khr_fp16" in extensions,
         fp64="cl_khr_fp64" in extensions or bool(getattr(device, "double_fp_config", 0)),

@@ -10,17 +10,19 @@ problem. The plan keeps the name of the shape that made it
 starts with it.
 
 - CPU strategy (a part of the destination per work-item):
-  ``register_transpose`` (gpu/plan_cpu.py), ``unrolled``
+  ``nibble_transpose`` (gpu/plan_cpu.py: 4-bit types moved bit for bit,
+  BxB nibbles a work-item), ``register_transpose`` (gpu/plan_cpu.py), ``unrolled``
   (gpu/plan_unrolled.py), ``runs`` (gpu/plan_cpu.py);
 - GPU strategy (neighbouring work-items on neighbouring addresses):
-  ``tiled`` (gpu/plan_gpu.py, gpu/tile.py), ``striped`` (gpu/plan_gpu.py).
+  ``tiled`` (gpu/plan_gpu.py, gpu/tile.py), ``nibble_transpose`` (as the
+  CPU strategy's, its grid shaped for a warp), ``striped`` (gpu/plan_gpu.py).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from .plan_cpu import plan_register_transpose, plan_runs
+from .plan_cpu import plan_nibble_transpose, plan_register_transpose, plan_runs
 from .plan_gpu import plan_striped, plan_tiled
 from .plan_types import KernelPlan, Level
 from .plan_unrolled import plan_unrolled
@@ -54,9 +56,11 @@ class Shape:
 #: The shapes of each strategy, best first (measured: plan_cpu.py,
 #: plan_unrolled.py and plan_gpu.py say where).
 SHAPES = {
-    "cpu": (Shape("register_transpose", plan_register_transpose), Shape("unrolled", plan_unrolled),
+    "cpu": (Shape("nibble_transpose", plan_nibble_transpose),
+            Shape("register_transpose", plan_register_transpose), Shape("unrolled", plan_unrolled),
             Shape("runs", plan_runs)),
-    "gpu": (Shape("tiled", plan_tiled), Shape("striped", plan_striped)),
+    "gpu": (Shape("tiled", plan_tiled), Shape("nibble_transpose", plan_nibble_transpose),
+            Shape("striped", plan_striped)),
 }
 
 

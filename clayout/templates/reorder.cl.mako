@@ -124,6 +124,51 @@ ${indent(capture(convert, vec), 4)}\
 ${convert(vec)}\
 % endif
 </%def>\
+<%def name="nibble_transpose()">\
+## 4-bit elements moved bit for bit: ${block} rows of ${block} nibbles, each
+## one word along the source's contiguous loop (the plan proved every row
+## starts on a word, on a little-endian device: the element at the even
+## offset is the low nibble of the lowest byte).
+<%
+    word = "uint" if block == 8 else "ulong"
+    suffix = "u" if block == 8 else "UL"
+%>\
+${word} ${", ".join(f"r{k}" for k in range(block))};
+% for k in range(block):
+{
+    const int k = ${k};
+${indent(capture(element_offsets, False), 4)}\
+%   if padding:
+    r${k} = (${padding}) ? 0 : *(__global const ${word} *)(src + (s_off >> 1));  // 0: a padding row
+%   else:
+    r${k} = *(__global const ${word} *)(src + (s_off >> 1));
+%   endif
+}
+% endfor
+## Round s swaps, in rows i and i + s (bit s of i clear), the nibbles at
+## columns with bit s set in row i with those at columns s lower in row
+## i + s: each round swaps one bit of the row and the column numbers.
+<% s = block // 2 %>\
+% while s >= 1:
+<%
+    mask = sum(((1 << 4 * s) - 1) << (8 * s * m) for m in range(block // (2 * s)))
+    pairs = [i for i in range(block) if not i & s]
+%>\
+// Round ${s}: rows i and i + ${s}, ${4 * s}-bit units.
+%   for i in pairs:
+{
+    const ${word} t = ((r${i} >> ${4 * s}) ^ r${i + s}) & 0x${f"{mask:0{block // 2 * 2}x}"}${suffix};
+    r${i} ^= t << ${4 * s};
+    r${i + s} ^= t;
+}
+%   endfor
+<% s //= 2 %>\
+% endwhile
+// Row j now holds column j: ${block} destination elements from d_base + j * step.
+% for j in range(block):
+*(__global ${word} *)(dst + ((${transpose_offsets[j]}) >> 1)) = r${j};
+% endfor
+</%def>\
 <%def name="register_transpose()">\
 ## Load ${block} vectors along the source's contiguous loop (one per step k
 ## of the destination's innermost loop), convert them, store their transpose.
@@ -214,10 +259,12 @@ ${vector_store(dst_dt, rows[int(format(j, f"0{bits}b")[::-1], 2)], transpose_off
 ${decompose()}\
 % if vector:
 ${vectors()}\
-% elif nibbles:
-${nibble_elements()}\
+% elif block and nibbles:
+${nibble_transpose()}\
 % elif block:
 ${register_transpose()}\
+% elif nibbles:
+${nibble_elements()}\
 % else:
 ${elements()}\
 % endif

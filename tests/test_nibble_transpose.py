@@ -1,0 +1,123 @@
+"""4-bit transposes moved bit for bit as words of nibbles (issue 36,
+gpu/plan_cpu.py ``plan_nibble_transpose``): each work-item loads B rows
+of B nibbles as one uint or ulong each, transposes them with shifts and
+masks, and stores B words. Both strategies: the CPU strategy's blocks in
+its plain order, the GPU strategy's in a grid of work-items. Each case
+checks the shape that served it (a fallback would leave the kernel
+untested), then every nibble against tests/reference.py, padding zero."""
+import numpy as np
+import pytest
+
+import clayout as cly
+from clayout.gpu.plan_cpu import plan_nibble_transpose  # noqa: F401 (the code under test)
+from reference import (assert_padding_nibbles_zero, element_offsets, get_nibbles,
+                       logical_of_packed, nibble_values, raw_of_packed, sample_values)
+from reorder_runs import prefilled
+
+#: dims, src tag, dst tag, type, block (0: another shape must serve)
+CASES = [
+    ((64, 96), "ab", "ba", "s4", 16),
+    ((96, 64), "ba", "ab", "u4", 16),
+    ((48, 40), "ab", "ba", "u4", 8),                  # 40: blocks of 8 only
+    ((64, 48), "ab", "ba", "f4_e2m1", 16),
+    ((3, 32, 48), "abc", "acb", "s4", 16),            # a batch of transposes
+    ((32, 5, 48), "abc", "cba", "u4", 16),            # an outer loop between
+    ((2, 32, 16, 3), "abcd", "acbd", "s4", 0),        # runs of 3: not words
+    ((40, 48, 4, 4), "OIhw16i16o", "oihw", "s4", 8),  # a padded source, 40 of 48
+    ((32, 48), "ab", "AB16b16a", "u4", 16),
+    ((40, 48), "ab", "AB16b16a", "s4", 16),           # padding rows (a >= 40), at run time
+    ((36, 48), "ab", "ba", "s4", 0),                  # rows of 36 nibbles: not on words
+]
+
+#: Big enough for both strategies' grids of work-items (Tuning.nibble_grid)
+GRIDS = [
+    ((512, 256), "ab", "ba", "u4", 16),
+    ((256, 512), "ba", "ab", "s4", 16),
+    ((2, 256, 512), "abc", "acb", "f4_e2m1", 16),
+    ((512, 3, 256), "abc", "cba", "s4", 16),          # a loop between the two
+]
+
+
+def _ids(case):
+    dims, s_tag, d_tag, dt, block = case
+    return f"{dt}-{s_tag}->{d_tag}-{'x'.join(map(str, dims))}"
+
+
+def _run(engine, case, seed=7):
+    dims, s_tag, d_tag, dt, block = case
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, 16, dims)  # every code, -0 and the f4 ones too
+    values = nibble_values(codes, dt)
+    src_md = cly.MemoryDesc(dims, dt, tag=s_tag)
+    dst_md = cly.MemoryDesc(dims, dt, tag=d_tag)
+    src = cly.Memory(src_md, engine, raw=raw_of_packed(values, s_tag, dt, pad_nibble=5))
+    dst = prefilled(dst_md, engine)
+    primitive = cly.Reorder(src_md, dst_md, engine=engine)
+    stream = cly.Stream(engine)
+    primitive.execute(stream, src, dst)
+    stream.wait()
+    return primitive._implementation.plan, codes, dst.raw()
+
+
+def _check(plan, case, codes, out, grid=None):
+    dims, s_tag, d_tag, dt, block = case
+    if grid is not None:  # the destination's loop cut at the grid's width
+        assert plan.levels[-1].extent == block * grid[0], plan.levels
+    if block:
+        assert plan.block == block and plan.nibbles == "pairs", plan
+    else:
+        assert not (plan.block and plan.nibbles), plan
+    got = get_nibbles(out, element_offsets(dims, d_tag)).reshape(dims)
+    bad = np.argwhere(got != codes)
+    assert bad.size == 0, f"{len(bad)} nibbles differ, first at {bad[0].tolist()}"
+    assert_padding_nibbles_zero(out, dims, d_tag)
+
+
+@pytest.mark.parametrize("strategy", ["cpu", "gpu"])
+@pytest.mark.parametrize("case", CASES + GRIDS, ids=_ids)
+def test_nibbles_transpose_as_words(cpu_engine, gpu_engine, strategy, case):
+    engine = cpu_engine if strategy == "cpu" else gpu_engine
+    plan, codes, out = _run(engine, case)
+    if case[4]:
+        assert plan.shape == "nibble_transpose"
+    _check(plan, case, codes, out,
+           engine.profile.tuning.nibble_grid if case in GRIDS else None)
+
+
+def test_the_grid_puts_neighbours_on_whole_sectors():
+    """The GPU strategy's 16x16 blocks, 4 along the source's rows by 8 along
+    the destination's: a warp's load reads 32 bytes of each of 8 rows, its
+    store 64 bytes of each of 4 (the access replay, as gpusim counts)."""
+    from clayout.gpu.access import access_report
+    from clayout.gpu.plan import plan_kernel
+    from clayout.gpu.profile import GPU_PROFILE
+    from clayout.problem import Problem
+
+    src = cly.MemoryDesc((512, 512), "u4", tag="ab")
+    dst = cly.MemoryDesc((512, 512), "u4", tag="ba")
+    plan = plan_kernel(Problem("reorder", src, dst, None), GPU_PROFILE)
+    assert plan.shape == "nibble_transpose" and plan.block == 16
+    report = access_report(plan)
+    for name in ("load src", "store dst"):
+        (row,) = [a for a in report.accesses if a.instruction == name]
+        assert row.bytes_per_instruction == 256 and row.efficiency == 1.0, row
+
+
+def test_an_unaligned_window_goes_another_way(cpu_engine):
+    """A window starting one nibble into its parent's rows cannot load them
+    as words: another shape serves it, nibble for nibble right."""
+    rng = np.random.default_rng(11)
+    parent = sample_values("s4", (64, 66), rng, specials=False)
+    whole_md = cly.MemoryDesc((64, 66), "s4", tag="ab")
+    window_md = whole_md.submemory((64, 64), (0, 1))
+    src = cly.Memory(window_md, cpu_engine, raw=raw_of_packed(parent, "ab", "s4"))
+    dst_md = cly.MemoryDesc((64, 64), "s4", tag="ba")
+    dst = prefilled(dst_md, cpu_engine)
+    primitive = cly.Reorder(window_md, dst_md, engine=cpu_engine)
+    stream = cly.Stream(cpu_engine)
+    primitive.execute(stream, src, dst)
+    stream.wait()
+    plan = primitive._implementation.plan
+    assert not (plan.block and plan.nibbles)
+    got = logical_of_packed(dst.raw(), (64, 64), "ba", "s4")
+    assert np.array_equal(got, np.asarray(parent)[:, 1:65])
