@@ -50,10 +50,11 @@ class _Kernels:
 
     def _enqueue(self, queue, kernel, args, wait_for):
         size = (self.plan.items,)
+        local = (self.plan.lanes,) if self.plan.lanes else None
         if not self._runtime.args_are_state:
-            return self._runtime.enqueue(queue, kernel, size, None, args, wait_for)
+            return self._runtime.enqueue(queue, kernel, size, local, args, wait_for)
         with self._lock:
-            return self._runtime.enqueue(queue, kernel, size, None, args, wait_for)
+            return self._runtime.enqueue(queue, kernel, size, local, args, wait_for)
 
     def launch(self, engine, queue, buffers, wait_for):
         """Enqueue on ``buffers`` (src, dst, scales[, zero points]); returns
@@ -117,7 +118,9 @@ class Quantize:
         if why is None and self.src_md.nelems() == 0:
             why = "zero-size: nothing to do"
         if why is None:
-            self.plan = plan_quantize(spec, self.engine.profile.strategy)
+            profile = self.engine.profile
+            self.plan = plan_quantize(spec, profile.strategy, profile.max_work_group_size,
+                                      profile.little_endian)
             try:
                 self._kernels = _kernels(self.engine, self.plan)
             except Exception as error:  # noqa: BLE001 - a build failure: the host runs it

@@ -15,7 +15,8 @@ GPU_CASES = pathlib.Path(__file__).parent / "oclgrind" / "gpu_cases.py"
 
 def test_gpu_strategy_kernels_have_no_race_and_stay_in_bounds(oclgrind):
     """The GPU strategy's kernels (tiled transposes with barriers, staging
-    shuffles, striped vectors) on Oclgrind's simulated device: any
+    shuffles, striped vectors, nibble transposes, Quantize's groups met in
+    local memory) on Oclgrind's simulated device: any
     diagnostic on stderr (a data race, an out-of-bounds access, a barrier
     not reached by all) fails the test."""
     env = dict(os.environ, CLAYOUT_STRATEGY="gpu")
@@ -26,6 +27,8 @@ def test_gpu_strategy_kernels_have_no_race_and_stay_in_bounds(oclgrind):
     cases = GPU_CASES.read_text().count("\n    Case(")  # every case ran
     assert cases >= 45 and words[:2] == ["ok", str(cases)] and int(words[3]) >= 30 \
         and "Oclgrind" in done.stdout, done.stdout
+    # then nibble transposes and Quantize's coalesced kernel, into guarded buffers
+    assert done.stdout.splitlines()[-1] == "nibbles 2 quantize 4", done.stdout
 
 
 @pytest.mark.parametrize("strategy", ["cpu", "gpu"])

@@ -33,6 +33,12 @@ ITEM_ELEMENTS = 256
 BATCH_ELEMENTS = 4096
 BATCH_VECTORS = 128
 BATCH_ITEMS = 256
+#: The GPU strategy's coalesced kernel (groups of L elements, L / 4 a power
+#: of two up to the work-group): work-items a work-group, 4 elements each
+#: per pass, and passes (so that the staged codes, scales and zero points
+#: of a work-group leave in whole sectors).
+COALESCED_LANES = 256
+COALESCED_PASSES = 4
 
 
 @dataclass(frozen=True)
@@ -52,12 +58,21 @@ class QuantizePlan:
     wide: bool     # 64-bit indices
     strategy: str
     batch: int = 0  # groups per work-item of the vector kernel (0: the loop kernel)
+    lanes: int = 0  # work-group size of the coalesced kernel (0: another kernel)
+    passes: int = 0  # its passes of 4 * lanes elements per work-group
+
+    @property
+    def elements(self) -> int:
+        return self.group * self.groups
 
     @property
     def items(self) -> int:
         """Work-items of each launch."""
         if self.parts > 1:
             return self.groups * self.parts
+        if self.lanes:
+            per_group = 4 * self.lanes * self.passes
+            return -(-self.elements // per_group) * self.lanes
         if self.batch:
             return self.groups // self.batch
         return -(-self.groups // self.gpi)
@@ -99,9 +114,19 @@ def _vec(chunk: int) -> int:
     return 1  # pragma: no cover - 1 divides everything
 
 
-def plan_quantize(spec: QuantizeSpec, strategy: str) -> QuantizePlan:
-    """The plan of ``spec`` (which ``why_not`` accepts) on a device of ``strategy``."""
+def plan_quantize(spec: QuantizeSpec, strategy: str, max_work_group: int = COALESCED_LANES,
+                  little_endian: bool = True) -> QuantizePlan:
+    """The plan of ``spec`` (which ``why_not`` accepts) on a device of
+    ``strategy`` whose work-groups hold up to ``max_work_group`` work-items."""
     length = spec.group_length
+    if (strategy == "gpu" and little_endian and max_work_group >= COALESCED_LANES
+            and length % 4 == 0 and (4 * COALESCED_LANES) % length == 0):
+        groups = spec.src_md.nelems() // length
+        return QuantizePlan(spec.scheme, spec.dst_md.data_type, spec.scale_data_type,
+                            spec.zero_point_data_type, length, groups, length, 1, 1, 4,
+                            spec.src_md.nelems() + 4 * COALESCED_LANES * COALESCED_PASSES
+                            >= 2**31, strategy, lanes=COALESCED_LANES,
+                            passes=COALESCED_PASSES)
     groups = spec.src_md.nelems() // length
     packed = spec.dst_md.dtype.packed
     parts = 1
@@ -150,7 +175,7 @@ def render_quantize(plan: QuantizePlan) -> str:
         helpers.add("bf16")
     if dst in ("f8_e4m3", "f8_e5m2"):
         helpers.add(dst if plan.vec == 1 else f"float_to_{dst}_x{plan.vec}")
-    if dst in ("s4", "u4", "f4_e2m1"):
+    if dst in ("s4", "u4", "f4_e2m1") and not plan.lanes:
         helpers.add(f"pack_nibbles{plan.vec}")
     if plan.scheme == "mx" and dst == "s8":
         qmin, qmax = -127, 127
@@ -159,7 +184,8 @@ def render_quantize(plan: QuantizePlan) -> str:
     top = SYMMETRIC_QMAX.get(dst) or FLOAT_MAX.get(dst, 1.0)
     int_type = {"s8": "char", "u8": "uchar", "s4": "char", "u4": "uchar"}.get(dst, "char")
     return render_template(
-        "quantize.cl.mako", name=plan.name, scheme=plan.scheme, dst_dt=dst,
+        "quantize_coalesced.cl.mako" if plan.lanes else "quantize.cl.mako",
+        lanes=plan.lanes, passes=plan.passes, elements=plan.elements, name=plan.name, scheme=plan.scheme, dst_dt=dst,
         scale_dt=plan.scale_dt, zp_dt=plan.zp_dt, chunk=plan.chunk, parts=plan.parts,
         gpi=plan.gpi, groups=plan.groups, items=plan.items, vec=plan.vec,
         idx="ulong" if plan.wide else "uint", qmin=qmin, qmax=qmax, top=top,
@@ -190,6 +216,9 @@ def _stores(plan: QuantizePlan) -> dict:
 
 def describe_plan(plan: QuantizePlan) -> str:
     """A short account of the split, for ``impl`` and explain()."""
+    if plan.lanes:
+        return (f"work-groups of {plan.lanes}, 4 elements a work-item, groups of {plan.group} "
+                f"reduced in local memory")
     if plan.parts > 1:
         return (f"{plan.groups} group(s) of {plan.group} in {plan.parts} chunks of "
                 f"{plan.chunk}, two launches")

@@ -5,7 +5,8 @@
 Small cases of every GPU kernel shape: each tiled transpose (tails, padding,
 weights, 5-D, 2-D), the axis-staging shuffles, striped conversions (aligned
 and not), conversions with scales, zero points and sums, submemory
-destinations, and a launch split in parts. Each destination lies in a
+destinations, a launch split in parts, nibble transposes, and Quantize's
+coalesced kernel. Each destination lies in a
 guarded buffer; the script checks the values against the tests' own
 reference and that no byte outside the destination's elements changed.
 Oclgrind reports any out-of-bounds access, data race or barrier misuse on
@@ -174,6 +175,66 @@ def run(case, engine, rng):
     return primitive._implementation.plan
 
 
+#: 4-bit transposes moved as words of nibbles (gpu/plan_cpu.py
+#: plan_nibble_transpose, in a warp's grid), one with padding rows.
+NIBBLES = [((256, 128), "s4", "ab", "ba"), ((40, 48), "u4", "ab", "AB16b16a")]
+
+#: Quantize's coalesced kernel: a group's statistics met in local memory
+#: (races there are what Oclgrind looks for), tails of the last work-group.
+QUANTIZE = [
+    ((4, 1000), "s4", "symmetric", (1, 8), "f32", None),
+    ((5, 96), "u4", "asymmetric", (1, 32), "f16", "u4"),
+    ((3, 1024), "f4_e2m1", "mx", (1, 32), "e8m0", None),
+    ((9, 256), "u8", "asymmetric", (1, 256), "bf16", "s32"),
+]
+
+
+def run_nibbles(engine, rng):
+    from reference import element_offsets, get_nibbles, raw_of_packed, nibble_values
+
+    for dims, dt, stag, dtag in NIBBLES:
+        codes = rng.integers(0, 16, dims)
+        src_md = cly.MemoryDesc(dims, dt, tag=stag)
+        dst_md = cly.MemoryDesc(dims, dt, tag=dtag)
+        src = cly.Memory(src_md, engine, raw=raw_of_packed(nibble_values(codes, dt), stag, dt))
+        whole = cly.Memory(cly.MemoryDesc((dst_md.size + 64,), "u8"), engine,
+                           raw=np.full(dst_md.size + 64, GUARD, np.uint8))
+        dst = cly.Memory(dst_md, engine, buffer=whole)
+        primitive = cly.Reorder(src_md, dst_md, engine=engine)
+        assert primitive._implementation.plan.shape == "nibble_transpose", (dims, dtag)
+        primitive.execute(cly.Stream(engine), src, dst).wait()
+        after = whole.raw()
+        got = get_nibbles(after[:dst_md.size], element_offsets(dims, dtag)).reshape(dims)
+        assert np.array_equal(got, codes), (dims, dtag)
+        assert (after[dst_md.size:] == GUARD).all(), (dims, dtag, "wrote past the end")
+
+
+def run_quantize(engine, rng):
+    from quantize_reference import reference
+
+    for dims, dt, scheme, groups, scale_dt, zp_dt in QUANTIZE:
+        x = (rng.standard_normal(dims) * 4).astype(np.float32)
+        q = cly.Quantize(cly.MemoryDesc(dims, "f32"), dt, scheme=scheme, mask=3,
+                         groups=groups, scale_data_type=scale_dt, zero_point_data_type=zp_dt,
+                         engine=engine)
+        assert q.plan is not None and q.plan.lanes, q.impl
+        mds = [q.dst_md, q.scales_md] + ([q.zero_points_md] if q.zero_points_md else [])
+        wholes = [cly.Memory(cly.MemoryDesc((md.size + 64,), "u8"), engine,
+                             raw=np.full(md.size + 64, GUARD, np.uint8)) for md in mds]
+        outs = [cly.Memory(md, engine, buffer=w) for md, w in zip(mds, wholes)]
+        q.execute(cly.Stream(engine), cly.Memory.from_numpy(q.src_md, engine, x), *outs).wait()
+        values, scales, zps = reference(x, dt, scheme, 3, groups, scale_dt, zp_dt)
+        assert np.array_equal(outs[0].to_numpy().astype(np.float32), values), (dims, dt)
+        if scheme == "mx":
+            assert np.array_equal(outs[1].raw()[:scales.size], scales), (dims, dt)
+        else:
+            assert np.array_equal(outs[1].to_numpy().astype(np.float32).ravel(), scales)
+        if zps is not None:
+            assert np.array_equal(outs[2].to_numpy().astype(np.int64).ravel(), zps)
+        for md, whole in zip(mds, wholes):
+            assert (whole.raw()[md.size:] == GUARD).all(), (dims, dt, "wrote past the end")
+
+
 def main():
     assert os.environ.get("CLAYOUT_STRATEGY") == "gpu", "run with CLAYOUT_STRATEGY=gpu"
     engine = cly.Engine("opencl")
@@ -184,7 +245,11 @@ def main():
         build.MAX_LAUNCH_ITEMS = 1024 if case.split else limit
         plan = run(case, engine, rng)
         tiled += plan.tile is not None
+    build.MAX_LAUNCH_ITEMS = limit
+    run_nibbles(engine, rng)
+    run_quantize(engine, rng)
     print("ok", len(CASES), "tiled", tiled, "on", engine.profile.name)
+    print("nibbles", len(NIBBLES), "quantize", len(QUANTIZE))
 
 
 if __name__ == "__main__":
