@@ -24,6 +24,7 @@ import numpy as np
 
 from .gpu.families import FAMILIES
 from .gpu.profile import CPU_TUNING, GPU_TUNING
+from .gpu.shapes import SHAPES
 
 USAGE_DEVICE = ("the OpenCL device: its index in python -m clayout info's list, or "
                 "PYOPENCL_CTX's form (default: PYOPENCL_CTX, else Engine()'s choice)")
@@ -85,19 +86,23 @@ def _problems():
 def candidates(strategy: str, quick: bool) -> list:
     """The Tunings tried for ``strategy``, the default first."""
     base = CPU_TUNING if strategy == "cpu" else GPU_TUNING
+    # Each kernel shape of the strategy's list (gpu/shapes.py) as a candidate:
+    # the planner's first choice, then each one passed over so that the next
+    # one serves (the last serves every problem).
+    shapes = [()] + [(shape.name,) for shape in SHAPES[strategy][:-1]]
     if strategy == "cpu":
         grid = dict(block_sizes=[(8, 4), (16, 8, 4), (4,)], work_group=[256, 64],
                     byte_block_sizes=[(16, 8, 4), (8, 4)],
-                    items_per_unit=[2048, 8192], max_chunks=[1, 4],
-                    unroll_elements=[256, 1])  # (1: no unrolled blocks)
+                    items_per_unit=[2048, 8192], max_chunks=[1, 4], skip_shapes=shapes)
         if quick:
             grid = dict(block_sizes=grid["block_sizes"], work_group=grid["work_group"],
-                        unroll_elements=grid["unroll_elements"])
+                        skip_shapes=shapes)
     else:
         grid = dict(tile_bytes=[16 << 10, 8 << 10, 32 << 10], vector_bytes=[16, 8],
-                    work_group=[256, 128], narrow_bytes=[16, 8])
+                    work_group=[256, 128], narrow_bytes=[16, 8], skip_shapes=shapes)
         if quick:
-            grid = dict(tile_bytes=[16 << 10, 8 << 10], work_group=[256, 128])
+            grid = dict(tile_bytes=[16 << 10, 8 << 10], work_group=[256, 128],
+                        skip_shapes=shapes)
     out = [base]
     for values in itertools.product(*grid.values()):
         tuning = replace(base, **dict(zip(grid, values)))

@@ -235,3 +235,38 @@ def test_the_shipped_tables_load(cache):
         table = tuning_table.load(identity)  # no user table: the shipped one
         assert table is not None and table.path == path
         assert {family for family, _, _ in table.tuned} == set(data["families"])
+
+
+def test_the_candidates_are_the_kernel_shapes():
+    """Each strategy's candidates pass over each shape but the last in turn
+    (Tuning.skip_shapes), and a plan made with a shape passed over comes
+    from the next shape that serves; the last shape is never passed over."""
+    from clayout.gpu.profile import CPU_PROFILE, GPU_PROFILE
+    from clayout.gpu.shapes import SHAPES
+
+    for strategy in ("cpu", "gpu"):
+        names = [shape.name for shape in SHAPES[strategy]]
+        skipped = {t.skip_shapes for t in candidates(strategy, quick=True)}
+        assert skipped == {()} | {(name,) for name in names[:-1]}
+    w = (256, 256, 3, 3)
+    weights = Problem("reorder", _md(w, "oihw"), _md(w, "OIhw4i16o4i"))
+    nibbles = Problem("reorder", _md((64, 64), "ab", "s4"), _md((64, 64), "ba", "s4"))
+    wanted = [(CPU_PROFILE, weights, (), "unrolled"),
+              (CPU_PROFILE, weights, ("unrolled",), "runs"),
+              (CPU_PROFILE, weights, ("unrolled", "runs"), "runs"),  # never the last
+              (CPU_PROFILE, nibbles, (), "nibble_transpose"),
+              (CPU_PROFILE, nibbles, ("nibble_transpose",), "unrolled"),
+              (GPU_PROFILE, nibbles, (), "nibble_transpose"),
+              (GPU_PROFILE, nibbles, ("nibble_transpose",), "striped")]
+    for profile, problem, skip, shape in wanted:
+        tuned = replace(profile, tuning=replace(profile.tuning, skip_shapes=skip))
+        assert plan_kernel(problem, tuned).shape == shape, (profile.name, skip)
+
+
+def test_a_table_names_the_shapes_it_skips():
+    tuning = CPU_TUNING.changed({"skip_shapes": ["unrolled"]})
+    assert tuning.skip_shapes == ("unrolled",)
+    assert tuning.changes(CPU_TUNING) == {"skip_shapes": ["unrolled"]}
+    for bad in ([1], "unrolled", [""]):
+        with pytest.raises(ValueError, match="skip_shapes"):
+            CPU_TUNING.changed({"skip_shapes": bad})

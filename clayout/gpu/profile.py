@@ -51,7 +51,12 @@ class Tuning:
     ``unroll_elements``: the most elements of the destination's innermost
     loops an unrolled block takes (gpu/plan_unrolled.py; a tile of the
     source's contiguous loop may take it up to 2x); below 4, no unrolled
-    blocks (the tuner's candidate without them).
+    blocks.
+
+    ``skip_shapes``: kernel shapes (gpu/shapes.py, by name) the planner
+    passes over, so that the next one of the strategy's list serves (the
+    last serves every problem, so it is never passed over): the tuner's
+    candidates are the shapes themselves.
     """
 
     block_sizes: tuple[int, ...] = (8, 4)
@@ -67,6 +72,7 @@ class Tuning:
     narrow_bytes: int = 16
     tile_bytes: int = 16 << 10
     unroll_elements: int = 256
+    skip_shapes: tuple[str, ...] = ()
 
     def changes(self, base: "Tuning") -> dict:
         """The fields that differ from ``base``, as JSON values."""
@@ -82,7 +88,12 @@ class Tuning:
         for name, value in values.items():
             if name not in known:
                 raise ValueError(f"unknown tuning parameter {name!r}")
-            if isinstance(known[name], tuple):
+            if name == "skip_shapes":
+                if not isinstance(value, list) or not all(
+                        isinstance(v, str) and v for v in value):
+                    raise ValueError(f"{name}: expected a list of shape names, got {value!r}")
+                value = tuple(value)
+            elif isinstance(known[name], tuple):
                 if not isinstance(value, list) or not value or not all(
                         type(v) is int and v > 0 for v in value):
                     raise ValueError(f"{name}: expected a list of positive integers, "

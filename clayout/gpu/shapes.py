@@ -65,8 +65,13 @@ SHAPES = {
 
 
 def first_plan(loops: Loops) -> KernelPlan:
-    """The plan of the first shape of the strategy's list that serves."""
-    for shape in SHAPES[loops.profile.strategy]:
+    """The plan of the first shape of the strategy's list that serves, past
+    those the profile's Tuning skips (``skip_shapes``; never the last)."""
+    shapes = SHAPES[loops.profile.strategy]
+    skipped = loops.profile.tuning.skip_shapes
+    for shape in shapes:
+        if shape.name in skipped and shape is not shapes[-1]:
+            continue
         plan = shape.plan(loops)
         if plan is not None:
             return replace(plan, shape=shape.name)
