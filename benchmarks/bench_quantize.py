@@ -16,8 +16,9 @@ import argparse
 
 import numpy as np
 
-from common import (CopyKernel, columns, copy_row, median_seconds, paired, print_table,
-                    result_row, shapes, start, write_json)
+import common
+from common import (CopyKernel, columns, copy_row, event_seconds, median_seconds, paired,
+                    print_table, result_row, shapes, start, write_json)
 
 import clayout as cly
 from clayout.host.quantize import check_quantize, quantize
@@ -40,8 +41,10 @@ def run_row(engine, stream, dims, case, kwargs, repeats, x):
     moved = md.size + sum(m.md.size for m in outs)
 
     def run():
-        q.execute(stream, src, *outs)
+        event = q.execute(stream, src, *outs)
         stream.wait()
+        # (--kernel-time: the last launch's, where long groups take two)
+        return event_seconds(event) if common.KERNEL_TIME else None
 
     copy = CopyKernel(engine, moved // 2 // 16 * 16) if engine.is_opencl else None
     t, share = paired(run, copy, moved, repeats)

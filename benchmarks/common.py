@@ -36,17 +36,34 @@ def median_seconds(run, repeats: int, warmup: int = 1) -> float:
     return statistics.median(times)
 
 
+#: --kernel-time: time the device's kernels by their queues' profiling
+#: events, not whole calls (on a GPU a small case's call is mostly the
+#: host's own work: checks, events, the launch).
+KERNEL_TIME = False
+
+
+def event_seconds(event) -> float | None:
+    """The run time of an OpenCL event from its profiling counters, or None
+    (an event of no profiling queue, a host event)."""
+    try:
+        return (event.profile.end - event.profile.start) * 1e-9
+    except Exception:  # noqa: BLE001 - no profiling info: the caller times the call
+        return None
+
+
 class CopyKernel:
     """The device's own float4 copy kernel over ``nbytes``, built once and
     timed next to each case: on PoCL the copy rate moves between about 28 and
     56 GB/s from minute to minute, so a case is compared with copies timed in
-    the same moments (pairs), not with one copy timed at the start."""
+    the same moments (pairs), not with one copy timed at the start. With
+    KERNEL_TIME, ``run`` returns the kernel's own seconds."""
 
     def __init__(self, engine, nbytes: int):
         import pyopencl as cl
 
         self.nbytes = nbytes
-        self.queue = cl.CommandQueue(engine.context)
+        properties = cl.command_queue_properties.PROFILING_ENABLE if KERNEL_TIME else 0
+        self.queue = cl.CommandQueue(engine.context, properties=properties)
         program, _ = compile_program(engine.context, COPY_KERNEL, [])
         self.src = cl.Buffer(engine.context, cl.mem_flags.READ_WRITE, nbytes)
         self.dst = cl.Buffer(engine.context, cl.mem_flags.READ_WRITE, nbytes)
@@ -55,26 +72,32 @@ class CopyKernel:
         self.rates = []  # GB/s of every timed copy
 
     def run(self):
-        self.kernel(self.queue, (self.nbytes // 16,), None, self.src, self.dst)
+        event = self.kernel(self.queue, (self.nbytes // 16,), None, self.src, self.dst)
         self.queue.finish()
+        return event_seconds(event) if KERNEL_TIME else None
+
+
+def _timed(run) -> float:
+    """Seconds of ``run()``: what it returns (a kernel's own time, with
+    --kernel-time) or else the wall time of the call."""
+    start = time.perf_counter()
+    seconds = run()
+    return seconds if seconds is not None else time.perf_counter() - start
 
 
 def paired(run, copy, moved: int, repeats: int):
     """Time ``run`` and the copy kernel alternately. Returns the median seconds
     of ``run`` and the median, over the pairs, of its GB/s (``moved`` bytes)
-    over the copy's (None without a copy kernel)."""
+    over the copy's (None without a copy kernel). A ``run`` that returns
+    seconds (its kernel's, --kernel-time) is timed by them."""
     run()
     if copy:
         copy.run()
     times, shares = [], []
     for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
+        times.append(_timed(run))
         if copy:
-            start = time.perf_counter()
-            copy.run()
-            rate = gbps(2 * copy.nbytes, time.perf_counter() - start)
+            rate = gbps(2 * copy.nbytes, _timed(copy.run))
             copy.rates.append(rate)
             shares.append(gbps(moved, times[-1]) / rate)
     return statistics.median(times), (statistics.median(shares) if shares else None)
@@ -90,10 +113,13 @@ def copy_row(copy) -> dict:
 
 
 def clayout_run(primitive, stream, src, dst):
-    """A callable that runs the primitive to completion."""
+    """A callable that runs the primitive to completion; with KERNEL_TIME
+    (and a profiling stream: ``start``) it returns the seconds of the
+    primitive's event, its kernel's run time where it is one launch."""
     def run():
-        primitive.execute(stream, src, dst)
+        event = primitive.execute(stream, src, dst)
         stream.wait()
+        return event_seconds(event) if KERNEL_TIME else None
 
     return run
 
@@ -140,11 +166,20 @@ def start(parser):
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--json", metavar="PATH", default=None,
                         help="also write the results to PATH (read by benchmarks/plot.py)")
+    parser.add_argument("--kernel-time", action="store_true",
+                        help="time kernels by their profiling events, clayout's and the "
+                             "copy's alike, not whole calls (for a GPU, where a small "
+                             "case's call is mostly host work)")
     args = parser.parse_args()
+    global KERNEL_TIME
+    KERNEL_TIME = args.kernel_time
     engine = cly.Engine()
     torch = torch_or_none()
-    print(f"engine: {engine}; PyTorch: {torch.__version__ if torch else 'not installed'}")
-    return args, engine, cly.Stream(engine), torch
+    print(f"engine: {engine}; PyTorch: {torch.__version__ if torch else 'not installed'}; "
+          f"timing {'kernels (profiling events)' if KERNEL_TIME else 'whole calls'}")
+    stream = cly.Stream(engine, profiling=True) if KERNEL_TIME and engine.is_opencl \
+        else cly.Stream(engine)
+    return args, engine, stream, torch
 
 
 
@@ -181,6 +216,7 @@ def write_json(path, script: str, engine, rows: list[dict], copies=()):
         "device": engine.profile.name if engine.is_opencl else "host",
         "strategy": engine.profile.strategy if engine.is_opencl else "host",
         "clayout": cly.__version__,
+        "timing": "kernel" if KERNEL_TIME else "call",
         "copy_gbps": statistics.median(rates) if rates else None,
         "rows": [row["data"] for row in rows if "data" in row],
     }
@@ -189,5 +225,6 @@ def write_json(path, script: str, engine, rows: list[dict], copies=()):
         out.write("\n")
 
 
-__all__ = ["cly", "CopyKernel", "paired", "copy_row", "clayout_run", "median_seconds", "gbps",
+__all__ = ["cly", "CopyKernel", "paired", "copy_row", "clayout_run", "event_seconds",
+           "median_seconds", "gbps",
            "torch_or_none", "print_table", "result_row", "columns", "start", "shapes", "write_json"]

@@ -39,6 +39,24 @@ def test_benchmark_prints_every_case(cl_engine, script, extra, cases):
         assert case in done.stdout, done.stdout
 
 
+@pytest.mark.parametrize("script, extra", [
+    ("bench_reorder.py", ["--shapes", "1x32x8x8", "--only", "nchw->nhwc"]),
+    ("bench_quantize.py", ["--shapes", "64x1024"]),
+])
+def test_kernel_time_times_the_kernels_by_their_events(cl_engine, tmp_path, script, extra):
+    """--kernel-time: clayout's kernel and the copy timed by profiling events
+    (a GPU's small cases are launch-bound as whole calls); the JSON says so."""
+    out = tmp_path / "k.json"
+    done = subprocess.run([sys.executable, str(BENCH / script), "--repeats", "2", *extra,
+                           "--kernel-time", "--json", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "timing kernels (profiling events)" in done.stdout, done.stdout
+    document = json.loads(out.read_text())
+    assert document["timing"] == "kernel" and document["rows"], document
+    assert all(row["seconds"] > 0 and row["share_of_copy"] for row in document["rows"])
+
+
 def test_overhead_benchmark_prints_every_row(cl_engine, tmp_path):
     out = tmp_path / "overhead.json"
     done = subprocess.run([sys.executable, str(BENCH / "bench_overhead.py"), "--count", "20",
