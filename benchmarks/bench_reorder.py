@@ -66,6 +66,9 @@ CASES = [
     # 4-bit transposes (issue 36: nibbles paired in registers, not one by one).
     ("s4 ab->ba", "s4", "ab", "s4", "ba", None, (4096, 4096)),
     ("u4 ab->ba", "u4", "ab", "u4", "ba", None, (4096, 4096)),
+    # ... and converted on the way: quantize and decompress that transpose.
+    ("f32 ab->s4 ba 1x32 groups", "f32", "ab", "s4", "ba", "groups", (4096, 4096)),
+    ("u4 ba->f16 ab 1x32 groups", "u4", "ba", "f16", "ab", "groups", (4096, 4096)),
     # 8-bit floats for activations (FP8 inference).
     ("f32->f8_e4m3", "f32", "nchw", "f8_e4m3", "nchw", None, F8_SHAPE),
     ("f8_e5m2->f32", "f8_e5m2", "nchw", "f32", "nchw", None, F8_SHAPE),
@@ -166,10 +169,12 @@ def numpy_version(name, a, scales, zero_points=None):
         return lambda: np.ascontiguousarray(a.T)
     if a.ndim == 2:
         per_element = np.repeat(scales.reshape(a.shape[0], -1), GROUP, axis=1)
-        if name.startswith("f32->s4"):
-            return lambda: np.clip(np.rint(a * per_element), -8, 7).astype(np.int8)
+        # (the transposing cases: the same work, then a transposed copy)
+        order = (lambda x: np.ascontiguousarray(x.T)) if " ba" in name else (lambda x: x)
+        if name.startswith("f32"):
+            return lambda: order(np.clip(np.rint(a * per_element), -8, 7).astype(np.int8))
         zp = np.repeat(zero_points.reshape(a.shape[0], -1), GROUP, axis=1)
-        return lambda: ((a.astype(np.float32) - zp) * per_element).astype(np.float16)
+        return lambda: order(((a.astype(np.float32) - zp) * per_element).astype(np.float16))
     o, i, h, w = a.shape
     return {
         "nchw->nhwc": lambda: np.ascontiguousarray(a.transpose(0, 2, 3, 1)),

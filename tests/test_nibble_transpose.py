@@ -5,6 +5,8 @@ masks, and stores B words. Both strategies: the CPU strategy's blocks in
 its plain order, the GPU strategy's in a grid of work-items. Each case
 checks the shape that served it (a fallback would leave the kernel
 untested), then every nibble against tests/reference.py, padding zero."""
+import zlib
+
 import numpy as np
 import pytest
 
@@ -121,3 +123,83 @@ def test_an_unaligned_window_goes_another_way(cpu_engine):
     assert not (plan.block and plan.nibbles)
     got = logical_of_packed(dst.raw(), (64, 64), "ba", "s4")
     assert np.array_equal(got, np.asarray(parent)[:, 1:65])
+
+
+# -- converted on the way: grouped decompression and quantization ------------
+
+#: (dims, src type:tag, dst type:tag, attribute kind, groups, block or 0)
+#: kinds: "src" grouped src scales (and zero points into a 4-bit source's
+#: side), "dst" grouped dst scales and zero points (the quantize direction)
+CONVERTED = [
+    ((64, 128), "u4:ba", "f16:ab", "src", (1, 32), 16),    # decompress, transposed
+    ((64, 128), "s4:ba", "f32:ab", "src", (1, 16), 16),
+    ((96, 64), "u4:ba", "bf16:ab", "src", (1, 64), 16),
+    ((32, 64), "s4:ba", "s8:ab", "src", (1, 32), 16),
+    ((64, 128), "f32:ab", "s4:ba", "src", (1, 32), 16),   # quantize, transposed
+    ((64, 128), "f16:ab", "u4:ba", "dst", (1, 16), 16),
+    ((2, 32, 64), "f32:abc", "u4:acb", "dst", (1, 32), 16),
+    ((64, 64), "bf16:ab", "s4:ba", None, None, 16),
+    ((48, 64), "u4:ba", "f32:ab", "src", (1, 8), 8),      # groups of 8: blocks of 8
+    ((64, 96), "f32:ab", "u4:ba", "dst", (2, 32), 16),    # two-dim groups
+    ((64, 64), "f32:ab", "s4:AB16b16a", "src", (1, 32), 0),  # padding-free blocked: words
+]
+
+
+def _converted_id(case):
+    dims, s, d, kind, groups, block = case
+    return f"{s}->{d}-{'x'.join(map(str, dims))}-{kind}-g{groups and 'x'.join(map(str, groups))}"
+
+
+@pytest.mark.parametrize("strategy", ["cpu", "gpu"])
+@pytest.mark.parametrize("case", CONVERTED, ids=_converted_id)
+def test_converted_nibble_transposes_match_the_reference(cpu_engine, gpu_engine, strategy,
+                                                         case):
+    """dst = (s_src (src - zp_src)) / s_dst + zp_dst with grouped values, as
+    tests/reference.py computes it, bit for bit; the block is the shape
+    that served where one should."""
+    import reference as ref
+
+    engine = cpu_engine if strategy == "cpu" else gpu_engine
+    dims, s, d, kind, groups, block = case
+    (sdt, stag), (ddt, dtag) = s.split(":"), d.split(":")
+    rng = np.random.default_rng(zlib.crc32(_converted_id(case).encode()))
+    mask = (1 << len(dims)) - 1
+    count = int(np.prod([n // g for n, g in zip(dims, (1,) * (len(dims) - 2) + groups)])) \
+        if groups else 0
+    scales = ref.stored_scales(rng.uniform(0.05, 4.0, count), "f16") if count else None
+    want_kwargs, attr = {}, None
+    if kind == "src":
+        zp_type = sdt if sdt in ("s4", "u4") else None
+        zps = rng.integers(*((-8, 7) if zp_type == "s4" else (0, 15)), count,
+                           endpoint=True).astype(np.int32) if zp_type else None
+        attr = cly.Attr(src_scales=cly.Scales(scales, mask=mask, groups=groups, data_type="f16"),
+                        src_zero_points=None if zps is None else cly.ZeroPoints(
+                            zps, mask=mask, groups=groups, data_type=zp_type))
+        want_kwargs = dict(src_scale=ref.per_group(scales, mask, groups, dims),
+                           src_zp=None if zps is None else ref.per_group(zps, mask, groups, dims))
+    elif kind == "dst":
+        zps = rng.integers(0, 15, count, endpoint=True).astype(np.int32)
+        attr = cly.Attr(dst_scales=cly.Scales(scales, mask=mask, groups=groups, data_type="f16"),
+                        dst_zero_points=cly.ZeroPoints(zps, mask=mask, groups=groups,
+                                                       data_type="u4"))
+        want_kwargs = dict(dst_scale=ref.per_group(scales, mask, groups, dims),
+                           dst_zp=ref.per_group(zps, mask, groups, dims))
+    if sdt in ("s4", "u4"):
+        lo, hi = ref.INT_RANGE[sdt]
+        x = rng.integers(lo, hi, dims, endpoint=True).astype(ref.NP[sdt])
+        src_raw = ref.raw_of_packed(x, stag, sdt)
+    else:
+        x = (rng.normal(0, 12, dims)).astype(np.float32).astype(ref.NP[sdt])
+        src_raw = ref.raw_of(x, stag, sdt)
+    want, pre = ref.ref_reorder(x, sdt, ddt, **want_kwargs)
+    src_md, dst_md = cly.MemoryDesc(dims, sdt, tag=stag), cly.MemoryDesc(dims, ddt, tag=dtag)
+    primitive = cly.Reorder(src_md, dst_md, attr=attr, engine=engine)
+    dst = prefilled(dst_md, engine)
+    primitive.execute(cly.Stream(engine), cly.Memory(src_md, engine, raw=src_raw), dst).wait()
+    plan = primitive._implementation.plan
+    if block:
+        assert plan.shape == "nibble_transpose" and plan.block == block, plan.shape
+    out = dst.raw()
+    got = ref.logical_of_packed(out, dims, dtag, ddt) if ddt in ("s4", "u4") else \
+        ref.logical_of(out, dims, dtag, ddt)
+    ref.assert_same(got, want, src=x, pre=pre, what=f"{s} -> {d}")

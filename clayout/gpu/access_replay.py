@@ -179,6 +179,8 @@ def _striped(plan: KernelPlan, k: _Kernel, local: int, groups, parity=None) -> N
     loops = item_loops(plan)
     vectors, lanes = striped_vector_values(plan)
     k.lanes = {arg.field: lanes for arg in vectors}
+    if plan.block and (plan.src_md.dtype.packed or plan.dst_md.dtype.packed):
+        k.lanes = {}  # a nibble transpose: one value per converted row
     k.invariant = {arg.field for arg in plan.args
                    if inner.merged or not arg.mask >> inner.dims[0] & 1}
     for g in groups:
@@ -219,15 +221,21 @@ def _item(plan: KernelPlan, k: _Kernel, a, parity) -> None:
             k.convert(i, s_off, d_off, vec)
     elif plan.block:  # register_transpose(), nibble_transpose(): B rows in, B out
         block = plan.block
+        # A 4-bit source converts after the transpose, row by row out.
+        late = plan.src_md.dtype.packed and not (k.bit_copy or k.saturate_only)
         for step in range(block):
             i, s_off, _ = _step(plan, k, a, step)
             if not k.padding(i):
                 k.load_src(s_off, block, step)
-                if not (k.bit_copy or k.saturate_only):
+                if not (k.bit_copy or k.saturate_only or late):
                     k.attributes(i, block, None, step)
         row = plan.levels[-2].dst_stride
         d_base = k.dst_offset(a)
         for j in range(block):
+            if late:
+                b = list(a)
+                b[-2] += j
+                k.attributes(k.logical(b), block, d_base + j * row, j)
             k.store_dst(d_base + j * row, block, j)
     elif plan.nibbles:  # nibble_elements(): into a 4-bit destination
         for step in range(vec):

@@ -175,12 +175,28 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
     values["typed_store"] = plan.typed_store
     if plan.vector:
         values["helpers"] = _vector_helpers(plan, values["helpers"])
+    nibble_words = bool(plan.block) and (src.dtype.packed or dst.dtype.packed)
+    if nibble_words:
+        lane_args = {}  # one value per converted row (plan_nibble_transpose)
+    store_rows = []
+    if nibble_words and not dst.dtype.packed:
+        # A 4-bit source's transposed row j: the destination's elements
+        # from the block's first along its innermost loop, at step j of
+        # the source's contiguous loop (their indices, for per-slice values).
+        part = levels[last - 1]
+        values["helpers"] = values["helpers"] | {f"unpack_nibbles{plan.block}"}
+        store_rows = [[(f"i{d}", c.sum([f"i{d}_base"] + (
+            [c.lit(j * part.mult)] if part.dims == (d,) and not part.merged else [])))
+            for d in needed] for j in range(plan.block)]
+    elif nibble_words and not src.dtype.packed:
+        values["helpers"] = values["helpers"] | {f"pack_nibbles{plan.block}"}
     step = levels[last - 1].dst_stride if plan.block else 0
     return render_template(
         "reorder.cl.mako", **values,
         work=_work(plan), slice_index=slice_index, lane_args=lane_args, items=plan.items,
         chunks=plan.chunks, launch=plan.launch_items, vec=vec, block=plan.block,
-        vector=plan.vector, decomposition=decomposition, bases=bases, element=element,
+        vector=plan.vector, nibble_words=nibble_words, store_rows=store_rows,
+        decomposition=decomposition, bases=bases, element=element,
         s_off=c.sum(["s_base"] + s_terms), d_off=c.sum(["d_base"] + d_terms), padding=padding,
         transpose_offsets=[c.sum(["d_base", c.lit(j * step) if j else None])
                            for j in range(plan.block)])

@@ -125,23 +125,31 @@ ${convert(vec)}\
 % endif
 </%def>\
 <%def name="nibble_transpose()">\
-## 4-bit elements moved bit for bit: ${block} rows of ${block} nibbles, each
-## one word along the source's contiguous loop (the plan proved every row
-## starts on a word, on a little-endian device: the element at the even
-## offset is the low nibble of the lowest byte).
+## 4-bit elements in ${block} rows of ${block} nibbles, each one word along
+## the source's contiguous loop (the plan proved a 4-bit side's rows start
+## on a word, on a little-endian device: the element at the even offset is
+## the low nibble of the lowest byte). A 4-bit source's words are loaded,
+## a 4-bit destination's packed from converted vectors; after the
+## transpose, a 4-bit destination's words are stored, a 4-bit source's
+## unpacked, converted and stored as vectors.
 <%
     word = "uint" if block == 8 else "ulong"
     suffix = "u" if block == 8 else "UL"
+    packed_src, packed_dst = src_dt in ("s4", "u4", "f4_e2m1"), dst_dt in ("s4", "u4", "f4_e2m1")
 %>\
 ${word} ${", ".join(f"r{k}" for k in range(block))};
 % for k in range(block):
 {
     const int k = ${k};
 ${indent(capture(element_offsets, False), 4)}\
-%   if padding:
+%   if packed_src and padding:
     r${k} = (${padding}) ? 0 : *(__global const ${word} *)(src + (s_off >> 1));  // 0: a padding row
-%   else:
+%   elif packed_src:
     r${k} = *(__global const ${word} *)(src + (s_off >> 1));
+%   else:
+    ${ct}${block} x = ${load(src_dt, "src", "s_off", block)};
+${indent(capture(apply_attributes, block, None), 4)}\
+    r${k} = as_${word}(pack_nibbles${block}(${capture(codes, dst_dt, "x", block)}));
 %   endif
 }
 % endfor
@@ -157,7 +165,7 @@ ${indent(capture(element_offsets, False), 4)}\
 // Round ${s}: rows i and i + ${s}, ${4 * s}-bit units.
 %   for i in pairs:
 {
-    const ${word} t = ((r${i} >> ${4 * s}) ^ r${i + s}) & 0x${f"{mask:0{block // 2 * 2}x}"}${suffix};
+    const ${word} t = ((r${i} >> ${4 * s}) ^ r${i + s}) & 0x${f"{mask:0{block}x}"}${suffix};
     r${i} ^= t << ${4 * s};
     r${i + s} ^= t;
 }
@@ -166,7 +174,23 @@ ${indent(capture(element_offsets, False), 4)}\
 % endwhile
 // Row j now holds column j: ${block} destination elements from d_base + j * step.
 % for j in range(block):
+%   if packed_dst:
 *(__global ${word} *)(dst + ((${transpose_offsets[j]}) >> 1)) = r${j};
+%   else:
+{
+%     for name, expr in store_rows[j]:
+    const ${idx} ${name} = ${expr};
+%     endfor
+    const ${idx} d_off = ${transpose_offsets[j]};
+%     if src_dt == "s4":
+    ${ct}${block} x = convert_${ct}${block}(as_char${block}(unpack_nibbles${block}(as_uchar${block // 2}(r${j})) << 4) >> 4);
+%     else:
+    ${ct}${block} x = convert_${ct}${block}(unpack_nibbles${block}(as_uchar${block // 2}(r${j})));
+%     endif
+${indent(capture(apply_attributes, block, "d_off"), 4)}\
+${indent(capture(store, dst_dt, "d_off", "x", block), 4)}\
+}
+%   endif
 % endfor
 </%def>\
 <%def name="register_transpose()">\
@@ -259,7 +283,7 @@ ${vector_store(dst_dt, rows[int(format(j, f"0{bits}b")[::-1], 2)], transpose_off
 ${decompose()}\
 % if vector:
 ${vectors()}\
-% elif block and nibbles:
+% elif block and nibble_words:
 ${nibble_transpose()}\
 % elif block:
 ${register_transpose()}\
