@@ -178,6 +178,7 @@ def run(case, engine, rng):
 #: 4-bit transposes moved as words of nibbles (gpu/plan_cpu.py
 #: plan_nibble_transpose, in a warp's grid), one with padding rows.
 NIBBLES = [((256, 128), "s4", "ab", "ba"), ((40, 48), "u4", "ab", "AB16b16a")]
+CONVERTED_NIBBLES = 2  # (run_nibbles: u4 -> f16 and f32 -> s4, grouped scales)
 
 #: Quantize's coalesced kernel: a group's statistics met in local memory
 #: (races there are what Oclgrind looks for), tails of the last work-group.
@@ -207,6 +208,43 @@ def run_nibbles(engine, rng):
         got = get_nibbles(after[:dst_md.size], element_offsets(dims, dtag)).reshape(dims)
         assert np.array_equal(got, codes), (dims, dtag)
         assert (after[dst_md.size:] == GUARD).all(), (dims, dtag, "wrote past the end")
+    # Converted on the way, with grouped scales (and zero points): a 4-bit
+    # source unpacked after the transpose, a 4-bit destination packed before.
+    from reference import logical_of, logical_of_packed, per_group, raw_of, ref_reorder
+
+    dims, groups = (64, 128), (1, 32)
+    count = dims[0] * dims[1] // 32
+    scales = (2.0 ** rng.integers(-4, 2, count)).astype(np.float32)
+    zps = rng.integers(0, 16, count).astype(np.int32)
+    for (sdt, stag), (ddt, dtag) in ((("u4", "ba"), ("f16", "ab")),
+                                     (("f32", "ab"), ("s4", "ba"))):
+        if sdt == "u4":
+            x = rng.integers(0, 16, dims).astype(np.uint8)
+            attr = cly.Attr(src_scales=cly.Scales(scales, mask=3, groups=groups),
+                            src_zero_points=cly.ZeroPoints(zps, mask=3, groups=groups,
+                                                           data_type="u4"))
+            want, _ = ref_reorder(x, sdt, ddt, src_scale=per_group(scales, 3, groups, dims),
+                                  src_zp=per_group(zps, 3, groups, dims))
+            raw = raw_of_packed(nibble_values(x, sdt), stag, sdt)
+        else:
+            x = rng.normal(0, 8, dims).astype(np.float32)
+            attr = cly.Attr(src_scales=cly.Scales(scales, mask=3, groups=groups))
+            want, _ = ref_reorder(x, sdt, ddt, src_scale=per_group(scales, 3, groups, dims))
+            raw = raw_of(x, stag, sdt)
+        src_md = cly.MemoryDesc(dims, sdt, tag=stag)
+        dst_md = cly.MemoryDesc(dims, ddt, tag=dtag)
+        whole = cly.Memory(cly.MemoryDesc((dst_md.size + 64,), "u8"), engine,
+                           raw=np.full(dst_md.size + 64, GUARD, np.uint8))
+        dst = cly.Memory(dst_md, engine, buffer=whole)
+        primitive = cly.Reorder(src_md, dst_md, attr=attr, engine=engine)
+        assert primitive._implementation.plan.shape == "nibble_transpose", (sdt, ddt)
+        primitive.execute(cly.Stream(engine), cly.Memory(src_md, engine, raw=raw), dst).wait()
+        after = whole.raw()
+        got = logical_of_packed(after[:dst_md.size], dims, dtag, ddt) if ddt == "s4" else \
+            logical_of(after[:dst_md.size], dims, dtag, ddt)
+        assert np.array_equal(np.asarray(got, np.float64), np.asarray(want, np.float64)), \
+            (sdt, ddt)
+        assert (after[dst_md.size:] == GUARD).all(), (sdt, ddt, "wrote past the end")
 
 
 def run_quantize(engine, rng):
@@ -249,7 +287,7 @@ def main():
     run_nibbles(engine, rng)
     run_quantize(engine, rng)
     print("ok", len(CASES), "tiled", tiled, "on", engine.profile.name)
-    print("nibbles", len(NIBBLES), "quantize", len(QUANTIZE))
+    print("nibbles", len(NIBBLES) + CONVERTED_NIBBLES, "quantize", len(QUANTIZE))
 
 
 if __name__ == "__main__":
