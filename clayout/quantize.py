@@ -34,6 +34,8 @@ from .host.quantize import QuantizeSpec, check_quantize, quantize
 from .memory import Memory
 from .memory_io import locked, record_command
 from .memory_desc import MemoryDesc
+from .quantize_route import launch as launch_route
+from .quantize_route import plan_route
 
 
 class _Kernels:
@@ -114,21 +116,31 @@ class Quantize:
             MemoryDesc((count,), spec.zero_point_data_type, tag="a")
         self._kernels = None
         self.plan = None
+        self._route = None
         why = "the host engine" if not self.engine.is_device else why_not(spec)
         if why is None and self.src_md.nelems() == 0:
             why = "zero-size: nothing to do"
+        kernel_spec = spec
+        if why is not None and self.engine.is_device and self.src_md.nelems():
+            # Device reorders around the kernel (quantize_route.py), where it serves then.
+            route = plan_route(spec, self.engine)
+            if isinstance(route, str) or why_not(route.spec) is not None:
+                why = f"{why}; {route if isinstance(route, str) else why_not(route.spec)}"
+            else:
+                why, kernel_spec, self._route = None, route.spec, route
         if why is None:
             profile = self.engine.profile
-            self.plan = plan_quantize(spec, profile.strategy, profile.max_work_group_size,
-                                      profile.little_endian)
+            self.plan = plan_quantize(kernel_spec, profile.strategy,
+                                      profile.max_work_group_size, profile.little_endian)
             try:
                 self._kernels = _kernels(self.engine, self.plan)
             except Exception as error:  # noqa: BLE001 - a build failure: the host runs it
                 why = f"the kernel did not build: {str(error).splitlines()[0]}"
-                self.plan = None
+                self.plan = self._route = None
         if self._kernels is not None:
             prefix = "sycl" if self.engine.kind == "sycl" else "ocl"
-            self.impl = f"{prefix}:quantize ({describe_plan(self.plan)})"
+            route = f"{self._route.describe()}: " if self._route is not None else ""
+            self.impl = f"{prefix}:quantize ({route}{describe_plan(self.plan)})"
         else:
             self.impl = "host:numpy" if not self.engine.is_device else f"host:numpy ({why})"
         verbose.log("create", self.engine.kind, "quantize", self.impl,
@@ -197,10 +209,16 @@ class Quantize:
                 kept = []
 
                 def enqueue():
-                    event, scratch = self._kernels.launch(
-                        self.engine, queue, [m.storage for m in [src] + outs], wait)
-                    if scratch is not None:
-                        kept.append(scratch)
+                    if self._route is not None:
+                        event, buffers = launch_route(self._route, self.engine, queue,
+                                                      self._kernels, src, outs, wait)
+                        kept.extend(buffers)
+                    else:
+                        event, scratch = self._kernels.launch(
+                            self.engine, queue, [m.storage for m in [src] + outs], wait)
+                        if scratch is not None:
+                            kept.append(scratch)
+                    if kept:
                         backend.when_complete(event, kept.clear)  # scratch lives until then
                     return event
                 event = backend.run_after(wait, enqueue, queue)

@@ -34,7 +34,8 @@ CASES = [
     # long groups split in chunks on the device (two launches)
     ("s8", "symmetric", 0, None, "f32", None, (16, 16384)),
     ("u4", "asymmetric", 1, None, "f16", None, (7, 16384)),
-    # groups that are no run of consecutive elements: the host path everywhere
+    # groups that are no run of consecutive elements: reorders around the
+    # kernel on a device (clayout/quantize_route.py)
     ("s8", "asymmetric", 2, None, "f32", None, (4, 6, 32)),
 ]
 IDS = [f"{c[0]}-{c[1]}-m{c[2]}-g{c[3] and 'x'.join(map(str, c[3]))}-{c[4]}-{c[5]}-"
@@ -128,7 +129,7 @@ def test_quantize_matches_reference_and_round_trips(engine, case):
     q = cly.Quantize(cly.MemoryDesc(dims, "f32"), dst_dt, scheme=scheme, mask=mask,
                      groups=groups, scale_data_type=scale_dt, zero_point_data_type=zp_dt,
                      engine=engine)
-    if engine.is_device and len(dims) == 2 and (groups is None or groups[0] == 1):
+    if engine.is_device:
         assert "quantize" in q.impl and not q.impl.startswith("host"), q.impl
     x = _data(dims)
     dst, scales, zps = _check(q, engine, case, x)
@@ -219,14 +220,61 @@ def test_quantize_rounds_near_halves_like_the_division(engine, case):
     _check(q, engine, case, _near_halves(dims, scheme == "asymmetric"))
 
 
-def test_quantize_blocked_dst_on_host_path(engine):
-    src_md = cly.MemoryDesc((16, 64), "f32")
+#: (dst, scheme, mask, groups, scale type, dims, src type, dst tag, what runs
+#: on a device: the reorders around the kernel, "" for none)
+ROUTED = [
+    ("s8", "asymmetric", 3, (1, 32), "f32", (16, 64), "f32", "AB8a4b", "quantize + reorder out"),
+    ("u4", "asymmetric", 3, (1, 32), "f16", (16, 64), "f32", "ba", "quantize + reorder out"),
+    ("u8", "asymmetric", 3, (4, 32), "f32", (32, 256), "f32", None,
+     "reorder in + quantize + reorder out"),                      # two-dim groups
+    ("s4", "symmetric", 3, (8, 16), "bf16", (64, 128), "f32", None,
+     "reorder in + quantize + reorder out"),
+    ("u4", "asymmetric", 3, (32, 1), "f32", (64, 128), "f32", None,
+     "reorder in + quantize + reorder out"),                      # groups down a column
+    ("f8_e4m3", "symmetric", 2, None, "f32", (16, 64), "f32", None,
+     "reorder in + quantize + reorder out"),                      # per column
+    ("f4_e2m1", "mx", 3, (1, 32), "e8m0", (16, 64), "f16", None, "reorder in + quantize"),
+    ("s8", "asymmetric", 7, (4, 16), "f32", (4, 16, 64), "bf16", None,
+     "reorder in + quantize + reorder out"),
+]
+
+
+@pytest.mark.parametrize("case", ROUTED, ids=[f"{c[0]}-{c[1]}-m{c[2]}-g{c[3]}-{c[6]}-{c[7]}"
+                                              for c in ROUTED])
+def test_quantize_routes_other_layouts_through_device_reorders(engine, case):
+    """A blocked or transposed dst, groups that are no run of consecutive
+    elements, an f16/bf16 source: reorders around the kernel on a device
+    (the host path on the host), the results the reference's bit for bit."""
+    dst_dt, scheme, mask, groups, scale_dt, dims, src_dt, dst_tag, route = case
+    src_md = cly.MemoryDesc(dims, src_dt)
+    dst_md = cly.MemoryDesc(dims, dst_dt, tag=dst_tag) if dst_tag else None
+    q = cly.Quantize(src_md, dst_dt, scheme=scheme, mask=mask, groups=groups,
+                     scale_data_type=scale_dt, dst_md=dst_md, engine=engine)
+    if engine.is_device:
+        assert f"quantize ({route}: " in q.impl, q.impl
+    else:
+        assert q.impl.startswith("host:numpy")
+    x = _data(dims, seed=2).astype(src_md.dtype.numpy)
+    _check(q, engine, (dst_dt, scheme, mask, groups, scale_dt, None, dims), x)
+
+
+def test_quantize_routes_on_the_gpu_strategy(gpu_engine):
+    case = ("u4", "asymmetric", 3, (4, 32), "f32", None, (64, 256))
+    q = cly.Quantize(cly.MemoryDesc((64, 256), "f32"), "u4", scheme="asymmetric", mask=3,
+                     groups=(4, 32), engine=gpu_engine)
+    assert q.plan.lanes and "reorder in + quantize + reorder out" in q.impl, q.impl
+    _check(q, gpu_engine, case, _data((64, 256), seed=4))
+
+
+def test_quantize_without_a_route_says_why(cl_engine):
+    """Groups that are no run of consecutive elements into a blocked dst: no
+    route (its views need plain strides), the host path, the reason kept."""
     dst_md = cly.MemoryDesc((16, 64), "s8", tag="AB8a4b")
-    q = cly.Quantize(src_md, "s8", scheme="asymmetric", mask=3, groups=(1, 32), dst_md=dst_md,
-                     engine=engine)
-    assert q.impl.startswith("host:numpy")
-    case = ("s8", "asymmetric", 3, (1, 32), "f32", None, (16, 64))
-    _check(q, engine, case, _data((16, 64), seed=2))
+    q = cly.Quantize(cly.MemoryDesc((16, 64), "f32"), "s8", scheme="symmetric", mask=3,
+                     groups=(4, 16), dst_md=dst_md, engine=cl_engine)
+    assert q.impl.startswith("host:numpy") and "not plain strides" in q.impl, q.impl
+    _check(q, cl_engine, ("s8", "symmetric", 3, (4, 16), "f32", None, (16, 64)),
+           _data((16, 64), seed=5))
 
 
 def test_quantize_memories_layouts():

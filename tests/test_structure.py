@@ -24,6 +24,7 @@ LAYERS = (
                               "gpu.cache", "gpu.binaries", "gpu.events", "gpu.spirv", "gpu.host_fallback",
                               "gpu.compensation")),
     ("primitives", ("primitives", "arguments", "implementations", "cross_engine", "quantize",
+                    "quantize_route",
                     "execute_values", "tiers", "ahead")),
     ("tools", ("", "__main__", "info", "tune", "explain", "benchdnn", "benchdnn.*")),
 )

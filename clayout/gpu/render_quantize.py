@@ -82,7 +82,8 @@ class QuantizePlan:
         return "quantize_" + hashlib.sha1(repr(self).encode()).hexdigest()[:10]
 
 
-def _c_order(md: MemoryDesc) -> bool:
+def c_order(md: MemoryDesc) -> bool:
+    """Plain C order over the whole buffer (no blocks, padding, gaps or offset)."""
     if md.inner_blks or md.offset0 or md.is_submemory or md.padded_dims != md.dims:
         return False
     step, strides = 1, []
@@ -96,7 +97,7 @@ def why_not(spec: QuantizeSpec) -> str | None:
     """Why the kernel does not serve ``spec`` (None: it does)."""
     if spec.src_md.data_type != "f32":
         return f"src {spec.src_md.data_type}: the kernel reads f32"
-    if not _c_order(spec.src_md) or not _c_order(spec.dst_md):
+    if not c_order(spec.src_md) or not c_order(spec.dst_md):
         return "src and dst must be plain C order (no blocks, padding, gaps or offset)"
     if not spec.contiguous_groups():
         return f"groups of extents {spec.extents} are not runs of consecutive elements"

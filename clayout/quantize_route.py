@@ -1,0 +1,152 @@
+"""Quantize on a device where its kernel does not serve the memories as
+they are (gpu/render_quantize.py ``why_not``): device reorders around it.
+
+The quantize kernel reads f32 in plain C order and writes plain C order,
+with every group a run of consecutive elements. A ``Route`` reorders the
+source into that first and the values out of it after, each a generated
+reorder kernel, through buffers of its own:
+
+- groups of consecutive elements (groups along the last dim, rows, the
+  tensor) with a source or destination in another layout or type (a
+  blocked destination, a strided window, an f16 source): the source to a
+  C-order f32 copy, the values from a C-order copy into the destination;
+- groups that are no such run (two-dim groups, groups along a column):
+  each dim split in (groups, extent) in plain strided views of both sides,
+  the source copied with every group's elements next to each other (the
+  NumPy path's order, host/quantize.py ``_grouped``), quantized as one
+  row per group, and the values copied back the same way. The scales and
+  zero points come out in their own order (C order over the groups).
+
+``plan_route`` says why it does not serve (a str) where a side of
+non-consecutive groups is blocked or a window, or a reorder would not be a
+generated kernel.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+from .gpu.render_quantize import c_order
+from .host.quantize import QuantizeSpec, check_quantize
+from .memory_desc import MemoryDesc
+
+
+@dataclass(frozen=True)
+class Route:
+    """The reorders around the quantize kernel and the buffers between."""
+
+    spec: QuantizeSpec        # the kernel's own problem (C order, consecutive groups)
+    pre: object               # src (view) -> the kernel's source, or None
+    post: object              # the kernel's values -> dst (view), or None
+    src_view: MemoryDesc      # how ``pre`` reads the source's buffer
+    dst_view: MemoryDesc      # how ``post`` writes the destination's buffer
+    pre_out: MemoryDesc | None   # ``pre``'s destination: the kernel's source buffer
+    post_in: MemoryDesc | None   # ``post``'s source: the kernel's values buffer
+
+    def describe(self) -> str:
+        parts = ["reorder in"] if self.pre is not None else []
+        return " + ".join(parts + ["quantize"] + (["reorder out"] if self.post else []))
+
+
+def _c_order_md(dims, data_type) -> MemoryDesc:
+    return MemoryDesc(tuple(dims), data_type)
+
+
+def _plain(md: MemoryDesc) -> bool:
+    """Plain strides over the whole buffer: no blocks, padding, window or offset."""
+    return (not md.inner_blks and not md.offset0 and not md.is_submemory
+            and md.padded_dims == md.dims)
+
+
+def _split(md: MemoryDesc, extents) -> MemoryDesc:
+    """``md`` (plain) with each dim d split in (dims[d] / e, e), e = extents[d]."""
+    dims, strides = [], []
+    for n, e, s in zip(md.dims, extents, md.strides):
+        dims += [n // e, e]
+        strides += [s * e, s]
+    return MemoryDesc(tuple(dims), md.data_type, strides=tuple(strides))
+
+
+def _grouped_order(dims, extents, data_type) -> MemoryDesc:
+    """The split dims, laid out groups first: every group's elements next to
+    each other, the groups in C order (the NumPy path's ``_grouped``)."""
+    split = []
+    for n, e in zip(dims, extents):
+        split += [n // e, e]
+    order = list(range(0, len(split), 2)) + list(range(1, len(split), 2))
+    strides = [0] * len(split)
+    step = 1
+    for axis in reversed(order):
+        strides[axis] = step
+        step *= split[axis]
+    return MemoryDesc(tuple(split), data_type, strides=tuple(strides))
+
+
+def plan_route(spec: QuantizeSpec, engine) -> Route | str:
+    """The route of ``spec`` on ``engine``, or why there is none."""
+    from .primitives import Reorder
+
+    dims, ext = spec.src_md.dims, spec.extents
+    dst_dt = spec.dst_md.data_type
+    if spec.contiguous_groups():
+        inner = check_quantize(_c_order_md(dims, "f32"), dst_dt, spec.scheme, spec.mask,
+                               spec.groups, spec.scale_data_type, spec.zero_point_data_type,
+                               None)
+        src_view, dst_view = spec.src_md, spec.dst_md
+        pre_out = None if c_order(spec.src_md) and spec.src_md.data_type == "f32" \
+            else inner.src_md
+        post_in = None if c_order(spec.dst_md) else inner.dst_md
+    else:
+        for side, md in (("src", spec.src_md), ("dst", spec.dst_md)):
+            if not _plain(md):
+                return (f"groups of extents {ext} are not runs of consecutive elements, and "
+                        f"{side} {md!r} is not plain strides over its whole buffer")
+        length = math.prod(ext)
+        rows = spec.src_md.nelems() // length
+        inner = check_quantize(_c_order_md((rows, length), "f32"), dst_dt, spec.scheme,
+                               0b11, (1, length), spec.scale_data_type,
+                               spec.zero_point_data_type, None)
+        src_view, dst_view = _split(spec.src_md, ext), _split(spec.dst_md, ext)
+        pre_out = _grouped_order(dims, ext, "f32")
+        post_in = _grouped_order(dims, ext, dst_dt)
+    try:
+        pre = None if pre_out is None else Reorder(src_view, pre_out, engine=engine)
+        post = None if post_in is None else Reorder(post_in, dst_view, engine=engine)
+    except Exception as error:  # noqa: BLE001 - no device reorder: the host path runs it
+        return f"a reorder around the kernel was refused: {str(error).splitlines()[0]}"
+    for r in (pre, post):
+        if r is not None and not r._implementation.runs_kernel:
+            return f"a reorder around the kernel would run as {r.impl}"
+    return Route(inner, pre, post, src_view, dst_view, pre_out, post_in)
+
+
+def launch(route: Route, engine, queue, kernels, src, outs, wait):
+    """Enqueue the route on ``queue`` after ``wait``: (the last event, the
+    buffers to keep until it completes). ``src`` and ``outs`` (dst, scales,
+    zero points) are the Quantize's memories."""
+    backend = engine.backend
+    kept = []
+
+    def buffer(md):
+        storage = backend.allocate(md, md.size)
+        kept.append(storage)
+        return storage
+
+    source = src.storage
+    if route.pre is not None:
+        source = buffer(route.pre_out)
+        event = route.pre._implementation.execute(
+            queue, SimpleNamespace(md=route.src_view, storage=src.storage),
+            SimpleNamespace(md=route.pre_out, storage=source), list(wait))
+        wait = [event]
+    values = outs[0].storage if route.post is None else buffer(route.post_in)
+    event, scratch = kernels.launch(engine, queue, [source, values] +
+                                    [m.storage for m in outs[1:]], wait)
+    if scratch is not None:
+        kept.append(scratch)
+    if route.post is not None:
+        event = route.post._implementation.execute(
+            queue, SimpleNamespace(md=route.post_in, storage=values),
+            SimpleNamespace(md=route.dst_view, storage=outs[0].storage), [event])
+    return event, kept
