@@ -91,7 +91,7 @@ def candidates(strategy: str, quick: bool) -> list:
     # one serves (the last serves every problem).
     shapes = [()] + [(shape.name,) for shape in SHAPES[strategy][:-1]]
     if strategy == "cpu":
-        grid = dict(block_sizes=[(8, 4), (16, 8, 4), (4,)], work_group=[256, 64],
+        grid = dict(block_sizes=[(16, 8, 4), (8, 4), (4,)], work_group=[256, 64],
                     byte_block_sizes=[(16, 8, 4), (8, 4)],
                     items_per_unit=[2048, 8192], max_chunks=[1, 4], skip_shapes=shapes)
         if quick:

@@ -113,7 +113,7 @@ def test_plain_conversion_is_one_loop_of_vectors():
 def test_transpose_copies_blocks_through_registers():
     src = md((2, 64, 8, 8), "f32", "nhwc")
     plan, code = source(src, md(src.dims, "f32", "nchw"))
-    assert plan.block in (4, 8)
+    assert plan.block in (4, 8, 16)
     assert code.count(f"vload{plan.block}(") == plan.block
     assert code.count(f"vstore{plan.block}(") == plan.block
 
