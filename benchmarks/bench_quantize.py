@@ -16,8 +16,7 @@ import argparse
 
 import numpy as np
 
-import common
-from common import (CopyKernel, columns, copy_row, event_seconds, median_seconds, paired,
+from common import (CopyKernel, columns, copy_row, kernel_seconds, median_seconds, paired,
                     print_table, result_row, shapes, start, write_json)
 
 import clayout as cly
@@ -43,8 +42,7 @@ def run_row(engine, stream, dims, case, kwargs, repeats, x):
     def run():
         event = q.execute(stream, src, *outs)
         stream.wait()
-        # (--kernel-time: the last launch's, where long groups take two)
-        return event_seconds(event) if common.KERNEL_TIME else None
+        return kernel_seconds(event, q)  # (--kernel-time: the last launch's)
 
     copy = CopyKernel(engine, moved // 2 // 16 * 16) if engine.is_opencl else None
     t, share = paired(run, copy, moved, repeats)

@@ -38,8 +38,13 @@ def median_seconds(run, repeats: int, warmup: int = 1) -> float:
 
 #: --kernel-time: time the device's kernels by their queues' profiling
 #: events, not whole calls (on a GPU a small case's call is mostly the
-#: host's own work: checks, events, the launch).
+#: host's own work: checks, events, the launch). The event is the one
+#: ``execute`` returns: the last command of work in several (a second
+#: launch, a compensation, a Quantize's reorder out) counts alone.
 KERNEL_TIME = False
+#: Runs timed as whole calls although KERNEL_TIME asked for kernels (an
+#: event without profiling counters: the host path's, a gated launch's).
+FELL_BACK = []
 
 
 def event_seconds(event) -> float | None:
@@ -47,8 +52,25 @@ def event_seconds(event) -> float | None:
     (an event of no profiling queue, a host event)."""
     try:
         return (event.profile.end - event.profile.start) * 1e-9
-    except Exception:  # noqa: BLE001 - no profiling info: the caller times the call
+    except (AttributeError, TypeError, cl_error()):  # no counters: the caller times the call
         return None
+
+
+def cl_error():
+    import pyopencl as cl
+
+    return cl.Error
+
+
+def kernel_seconds(event, what) -> float | None:
+    """With KERNEL_TIME, ``event``'s own seconds, or None (then the call is
+    timed whole, and ``what`` is noted in FELL_BACK); None without."""
+    if not KERNEL_TIME:
+        return None
+    seconds = event_seconds(event)
+    if seconds is None and str(what) not in FELL_BACK:
+        FELL_BACK.append(str(what))
+    return seconds
 
 
 class CopyKernel:
@@ -119,7 +141,7 @@ def clayout_run(primitive, stream, src, dst):
     def run():
         event = primitive.execute(stream, src, dst)
         stream.wait()
-        return event_seconds(event) if KERNEL_TIME else None
+        return kernel_seconds(event, primitive)
 
     return run
 
@@ -190,8 +212,11 @@ def shapes(text: str):
 
 
 def print_table(title: str, rows: list[dict], columns: list[str]):
-    """A plain fixed-width table."""
+    """A plain fixed-width table (and the cases --kernel-time had to time
+    as whole calls)."""
     print(f"\n{title}")
+    for what in FELL_BACK:
+        print(f"(--kernel-time: no profiling counters, timed as whole calls: {what})")
     if not rows:
         print("(no case was selected)")
         return
@@ -217,6 +242,7 @@ def write_json(path, script: str, engine, rows: list[dict], copies=()):
         "strategy": engine.profile.strategy if engine.is_opencl else "host",
         "clayout": cly.__version__,
         "timing": "kernel" if KERNEL_TIME else "call",
+        "timed_as_calls": list(FELL_BACK),
         "copy_gbps": statistics.median(rates) if rates else None,
         "rows": [row["data"] for row in rows if "data" in row],
     }
@@ -225,6 +251,6 @@ def write_json(path, script: str, engine, rows: list[dict], copies=()):
         out.write("\n")
 
 
-__all__ = ["cly", "CopyKernel", "paired", "copy_row", "clayout_run", "event_seconds",
+__all__ = ["cly", "CopyKernel", "paired", "copy_row", "clayout_run", "kernel_seconds",
            "median_seconds", "gbps",
            "torch_or_none", "print_table", "result_row", "columns", "start", "shapes", "write_json"]

@@ -124,8 +124,8 @@ class Quantize:
         if why is not None and self.engine.is_device and self.src_md.nelems():
             # Device reorders around the kernel (quantize_route.py), where it serves then.
             route = plan_route(spec, self.engine)
-            if isinstance(route, str) or why_not(route.spec) is not None:
-                why = f"{why}; {route if isinstance(route, str) else why_not(route.spec)}"
+            if isinstance(route, str):
+                why = f"{why}; {route}"
             else:
                 why, kernel_spec, self._route = None, route.spec, route
         if why is None:

@@ -25,9 +25,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from types import SimpleNamespace
 
-from .gpu.render_quantize import c_order
+from .gpu.render_quantize import c_order, why_not
 from .host.quantize import QuantizeSpec, check_quantize
 from .memory_desc import MemoryDesc
 
@@ -45,8 +44,19 @@ class Route:
     post_in: MemoryDesc | None   # ``post``'s source: the kernel's values buffer
 
     def describe(self) -> str:
-        parts = ["reorder in"] if self.pre is not None else []
-        return " + ".join(parts + ["quantize"] + (["reorder out"] if self.post else []))
+        """What runs, in order, e.g. "reorder in + quantize + reorder out"."""
+        return " + ".join((["reorder in"] if self.pre is not None else []) + ["quantize"]
+                          + (["reorder out"] if self.post is not None else []))
+
+
+@dataclass(frozen=True)
+class _Buffer:
+    """A buffer as an implementation's ``execute`` reads a Memory: its
+    descriptor and storage (the route's views and temporaries are no
+    Memory: nothing else waits on them)."""
+
+    md: MemoryDesc
+    storage: object
 
 
 def _c_order_md(dims, data_type) -> MemoryDesc:
@@ -84,7 +94,10 @@ def _grouped_order(dims, extents, data_type) -> MemoryDesc:
 
 
 def plan_route(spec: QuantizeSpec, engine) -> Route | str:
-    """The route of ``spec`` on ``engine``, or why there is none."""
+    """The route of ``spec`` on ``engine``, or why there is none (a str).
+    Creates (and so builds) the reorders it takes, after the kernel's own
+    spec is known to serve; a reorder that cannot be created, or would not
+    be a generated kernel, is a reason."""
     from .primitives import Reorder
 
     dims, ext = spec.src_md.dims, spec.extents
@@ -110,6 +123,9 @@ def plan_route(spec: QuantizeSpec, engine) -> Route | str:
         src_view, dst_view = _split(spec.src_md, ext), _split(spec.dst_md, ext)
         pre_out = _grouped_order(dims, ext, "f32")
         post_in = _grouped_order(dims, ext, dst_dt)
+    why = why_not(inner)
+    if why is not None:
+        return why
     try:
         pre = None if pre_out is None else Reorder(src_view, pre_out, engine=engine)
         post = None if post_in is None else Reorder(post_in, dst_view, engine=engine)
@@ -124,7 +140,9 @@ def plan_route(spec: QuantizeSpec, engine) -> Route | str:
 def launch(route: Route, engine, queue, kernels, src, outs, wait):
     """Enqueue the route on ``queue`` after ``wait``: (the last event, the
     buffers to keep until it completes). ``src`` and ``outs`` (dst, scales,
-    zero points) are the Quantize's memories."""
+    zero points) are the Quantize's memories. Each execute allocates its
+    own temporaries (the source's f32 copy and the values' copy), so that
+    executes on several queues or threads never share them."""
     backend = engine.backend
     kept = []
 
@@ -137,8 +155,8 @@ def launch(route: Route, engine, queue, kernels, src, outs, wait):
     if route.pre is not None:
         source = buffer(route.pre_out)
         event = route.pre._implementation.execute(
-            queue, SimpleNamespace(md=route.src_view, storage=src.storage),
-            SimpleNamespace(md=route.pre_out, storage=source), list(wait))
+            queue, _Buffer(route.src_view, src.storage), _Buffer(route.pre_out, source),
+            list(wait))
         wait = [event]
     values = outs[0].storage if route.post is None else buffer(route.post_in)
     event, scratch = kernels.launch(engine, queue, [source, values] +
@@ -147,6 +165,6 @@ def launch(route: Route, engine, queue, kernels, src, outs, wait):
         kept.append(scratch)
     if route.post is not None:
         event = route.post._implementation.execute(
-            queue, SimpleNamespace(md=route.post_in, storage=values),
-            SimpleNamespace(md=route.dst_view, storage=outs[0].storage), [event])
+            queue, _Buffer(route.post_in, values), _Buffer(route.dst_view, outs[0].storage),
+            [event])
     return event, kept

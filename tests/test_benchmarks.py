@@ -54,6 +54,7 @@ def test_kernel_time_times_the_kernels_by_their_events(cl_engine, tmp_path, scri
     assert "timing kernels (profiling events)" in done.stdout, done.stdout
     document = json.loads(out.read_text())
     assert document["timing"] == "kernel" and document["rows"], document
+    assert document["timed_as_calls"] == [], document  # every case had its counters
     assert all(row["seconds"] > 0 and row["share_of_copy"] for row in document["rows"])
 
 

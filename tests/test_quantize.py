@@ -163,7 +163,8 @@ def test_quantize_gpu_strategy(gpu_engine, case):
                      groups=groups, scale_data_type=scale_dt, zero_point_data_type=zp_dt,
                      engine=gpu_engine)
     length = q.spec.group_length
-    if q.runs_kernel and length % 4 == 0 and 1024 % length == 0:
+    assert q.runs_kernel, q.impl  # the kernel, with reorders around it where needed
+    if length % 4 == 0 and 1024 % length == 0:
         assert q.plan.lanes == 256, q.impl  # the coalesced kernel served
     _check(q, gpu_engine, case, _data(dims, seed=1))
 

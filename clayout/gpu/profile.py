@@ -103,6 +103,12 @@ class Tuning:
                         type(v) is int and v > 0 for v in value):
                     raise ValueError(f"{name}: expected a list of positive integers, "
                                      f"got {value!r}")
+                if name == "nibble_grid" and len(value) != 2:
+                    raise ValueError(f"{name}: expected two counts (along the destination's "
+                                     f"rows, along the source's), got {value!r}")
+                if name == "nibble_block_sizes" and not set(value) <= {8, 16}:
+                    raise ValueError(f"{name}: expected sizes of 8 or 16 (a uint or a ulong "
+                                     f"of nibbles), got {value!r}")
                 value = tuple(value)
             elif type(value) is not int or value <= 0:
                 raise ValueError(f"{name}: expected a positive integer, got {value!r}")
@@ -130,8 +136,9 @@ class DeviceProfile:
     width work-groups should be a multiple of (NVIDIA's warp, AMD's
     wavefront; 1 where the device does not say). ``base_align`` is the
     alignment of buffers, in bytes. ``little_endian``: the device's byte
-    order (a 4-bit register transpose reads a word's nibbles in it). ``subgroups`` lists the sub-group
-    extensions the device has. ``max_groups_per_dim``: the work-groups
+    order (a nibble transpose reads a word's nibbles in it, the GPU's
+    quantize kernel stages codes as words). ``subgroups`` lists the
+    sub-group extensions the device has. ``max_groups_per_dim``: the work-groups
     NDRange dimensions 1 and 2 may each hold (OpenCL does not say; NVIDIA's
     driver allows 65,535, so every profile keeps to that).
     """

@@ -6,7 +6,8 @@ The kernel serves f32 data in plain C order into a plain C-order
 destination, when every group of the spec is one run of consecutive
 elements (groups along the last dim, whole rows, the whole tensor); a
 4-bit destination needs groups of even length (two elements a byte).
-Everything else runs on the host path.
+Other layouts and groups get device reorders around it
+(clayout/quantize_route.py); what those cannot serve runs on the host path.
 """
 from __future__ import annotations
 
@@ -71,8 +72,8 @@ class QuantizePlan:
         if self.parts > 1:
             return self.groups * self.parts
         if self.lanes:
-            per_group = 4 * self.lanes * self.passes
-            return -(-self.elements // per_group) * self.lanes
+            per_work_group = 4 * self.lanes * self.passes
+            return -(-self.elements // per_work_group) * self.lanes
         if self.batch:
             return self.groups // self.batch
         return -(-self.groups // self.gpi)
@@ -118,7 +119,9 @@ def _vec(chunk: int) -> int:
 def plan_quantize(spec: QuantizeSpec, strategy: str, max_work_group: int = COALESCED_LANES,
                   little_endian: bool = True) -> QuantizePlan:
     """The plan of ``spec`` (which ``why_not`` accepts) on a device of
-    ``strategy`` whose work-groups hold up to ``max_work_group`` work-items."""
+    ``strategy`` whose work-groups hold up to ``max_work_group`` work-items;
+    the GPU strategy's coalesced kernel stages codes as words in local
+    memory, so it needs a ``little_endian`` device."""
     length = spec.group_length
     if (strategy == "gpu" and little_endian and max_work_group >= COALESCED_LANES
             and length % 4 == 0 and (4 * COALESCED_LANES) % length == 0):
@@ -186,7 +189,8 @@ def render_quantize(plan: QuantizePlan) -> str:
     int_type = {"s8": "char", "u8": "uchar", "s4": "char", "u4": "uchar"}.get(dst, "char")
     return render_template(
         "quantize_coalesced.cl.mako" if plan.lanes else "quantize.cl.mako",
-        lanes=plan.lanes, passes=plan.passes, elements=plan.elements, name=plan.name, scheme=plan.scheme, dst_dt=dst,
+        lanes=plan.lanes, passes=plan.passes, elements=plan.elements, name=plan.name,
+        scheme=plan.scheme, dst_dt=dst,
         scale_dt=plan.scale_dt, zp_dt=plan.zp_dt, chunk=plan.chunk, parts=plan.parts,
         gpi=plan.gpi, groups=plan.groups, items=plan.items, vec=plan.vec,
         idx="ulong" if plan.wide else "uint", qmin=qmin, qmax=qmax, top=top,
