@@ -491,3 +491,31 @@ def test_memory_write_and_read_do_not_block(cl_engine, tag):
         assert np.array_equal(out, values), out
         print("ok")
     """)
+
+
+@pytest.mark.parametrize("groups", [(1, 32), (4, 32)], ids=["kernel", "reorders-around"])
+def test_quantize_does_not_block(cl_engine, groups):
+    """Quantize gated on a shut user event returns at once, its own kernel
+    alone or with device reorders around it (clayout/quantize_route.py:
+    temporaries kept until the last event); the values arrive once the gate
+    opens, as the host path computes them."""
+    run_without_hanging(f"""
+        x = np.random.default_rng(0).standard_normal((16, 64)).astype(np.float32)
+        md = cly.MemoryDesc(x.shape, "f32")
+        q = cly.Quantize(md, "u4", scheme="asymmetric", mask=3, groups={groups!r}, engine=eng)
+        h = cly.Quantize(md, "u4", scheme="asymmetric", mask=3, groups={groups!r},
+                         engine=cly.Engine("host"))
+        assert q.runs_kernel and ("reorder in" in q.impl) == ({groups[0]} > 1), q.impl
+        outs = [cly.Memory(m, eng) for m in (q.dst_md, q.scales_md, q.zero_points_md)]
+        src = cly.Memory.from_numpy(md, eng, x)
+        event = q.execute(stream, src, *outs, wait_for=[gate])
+        print("returned", flush=True)
+        assert event.command_execution_status != cl.command_execution_status.COMPLETE
+        gate.set_status(cl.command_execution_status.COMPLETE)
+        host = cly.Engine("host")
+        want = [cly.Memory(m, host) for m in (h.dst_md, h.scales_md, h.zero_points_md)]
+        h.execute(cly.Stream(host), cly.Memory.from_numpy(md, host, x), *want)
+        for got, ref in zip(outs, want):
+            assert got.raw().tobytes() == ref.raw().tobytes()
+        print("ok")
+    """)
