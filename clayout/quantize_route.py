@@ -59,10 +59,6 @@ class _Buffer:
     storage: object
 
 
-def _c_order_md(dims, data_type) -> MemoryDesc:
-    return MemoryDesc(tuple(dims), data_type)
-
-
 def _plain(md: MemoryDesc) -> bool:
     """Plain strides over the whole buffer: no blocks, padding, window or offset."""
     return (not md.inner_blks and not md.offset0 and not md.is_submemory
@@ -103,7 +99,7 @@ def plan_route(spec: QuantizeSpec, engine) -> Route | str:
     dims, ext = spec.src_md.dims, spec.extents
     dst_dt = spec.dst_md.data_type
     if spec.contiguous_groups():
-        inner = check_quantize(_c_order_md(dims, "f32"), dst_dt, spec.scheme, spec.mask,
+        inner = check_quantize(MemoryDesc(dims, "f32"), dst_dt, spec.scheme, spec.mask,
                                spec.groups, spec.scale_data_type, spec.zero_point_data_type,
                                None)
         src_view, dst_view = spec.src_md, spec.dst_md
@@ -117,7 +113,7 @@ def plan_route(spec: QuantizeSpec, engine) -> Route | str:
                         f"{side} {md!r} is not plain strides over its whole buffer")
         length = math.prod(ext)
         rows = spec.src_md.nelems() // length
-        inner = check_quantize(_c_order_md((rows, length), "f32"), dst_dt, spec.scheme,
+        inner = check_quantize(MemoryDesc((rows, length), "f32"), dst_dt, spec.scheme,
                                0b11, (1, length), spec.scale_data_type,
                                spec.zero_point_data_type, None)
         src_view, dst_view = _split(spec.src_md, ext), _split(spec.dst_md, ext)

@@ -179,7 +179,7 @@ def _striped(plan: KernelPlan, k: _Kernel, local: int, groups, parity=None) -> N
     loops = item_loops(plan)
     vectors, lanes = striped_vector_values(plan)
     k.lanes = {arg.field: lanes for arg in vectors}
-    if plan.block and (plan.src_md.dtype.packed or plan.dst_md.dtype.packed):
+    if plan.nibble_words:
         k.lanes = {}  # a nibble transpose: one value per converted row
     k.invariant = {arg.field for arg in plan.args
                    if inner.merged or not arg.mask >> inner.dims[0] & 1}

@@ -167,6 +167,12 @@ class KernelPlan:
         return self.vec * max(self.block, 1)
 
     @property
+    def nibble_words(self) -> bool:
+        """A register transpose of 4-bit elements as words of nibbles
+        (gpu/plan_cpu.py ``plan_nibble_transpose``): a 4-bit side."""
+        return bool(self.block) and (self.src_md.dtype.packed or self.dst_md.dtype.packed)
+
+    @property
     def launch_items(self) -> int:
         """Work-items a launch needs (work-groups, for a tiled plan)."""
         return -(-self.items // self.chunks)

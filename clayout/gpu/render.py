@@ -175,7 +175,7 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
     values["typed_store"] = plan.typed_store
     if plan.vector:
         values["helpers"] = _vector_helpers(plan, values["helpers"])
-    nibble_words = bool(plan.block) and (src.dtype.packed or dst.dtype.packed)
+    nibble_words = plan.nibble_words
     if nibble_words:
         lane_args = {}  # one value per converted row (plan_nibble_transpose)
     store_rows = []

@@ -131,15 +131,7 @@ ${codes()}\
     for (uint i = lane; i < ${groups_wg}u && g0 + i < ${groups}u; i += ${lanes}u) {
         const float s = scale_of[i];
         const int z = zp_of[i];
-% if scale_dt == "f32":
-        ((__global float *)scales)[g0 + i] = s;
-% elif scale_dt == "f16":
-        vstore_half_rte(s, g0 + i, (__global half *)scales);
-% elif scale_dt == "bf16":
-        ((__global ushort *)scales)[g0 + i] = float_to_bf16(s);
-% else:
-        scales[g0 + i] = (uchar)(z + 127);
-% endif
+        ${name}_store_scale(scales, g0 + i, s, z);
 % if zp_dt == "s32":
         ((__global int *)zps)[g0 + i] = z;
 % elif zp_dt in ("s8", "u8"):
