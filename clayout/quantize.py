@@ -34,8 +34,8 @@ from .host.quantize import QuantizeSpec, check_quantize, quantize
 from .memory import Memory
 from .memory_io import locked, record_command
 from .memory_desc import MemoryDesc
+from .quantize_route import Temporaries, plan_route
 from .quantize_route import launch as launch_route
-from .quantize_route import plan_route
 
 
 class _Kernels:
@@ -117,6 +117,7 @@ class Quantize:
         self._kernels = None
         self.plan = None
         self._route = None
+        self._temporaries = None  # the route's buffers (quantize_route.Temporaries)
         why = "the host engine" if not self.engine.is_device else why_not(spec)
         if why is None and self.src_md.nelems() == 0:
             why = "zero-size: nothing to do"
@@ -128,6 +129,7 @@ class Quantize:
                 why = f"{why}; {route}"
             else:
                 why, kernel_spec, self._route = None, route.spec, route
+                self._temporaries = Temporaries(self.engine.backend)
         if why is None:
             profile = self.engine.profile
             self.plan = plan_quantize(kernel_spec, profile.strategy,
@@ -210,9 +212,12 @@ class Quantize:
 
                 def enqueue():
                     if self._route is not None:
-                        event, buffers = launch_route(self._route, self.engine, queue,
-                                                      self._kernels, src, outs, wait)
+                        temporaries = self._temporaries
+                        event, taken, buffers = launch_route(
+                            self._route, self.engine, queue, self._kernels, src, outs, wait,
+                            temporaries)
                         kept.extend(buffers)
+                        backend.when_complete(event, lambda: temporaries.give_back(taken))
                     else:
                         event, scratch = self._kernels.launch(
                             self.engine, queue, [m.storage for m in [src] + outs], wait)

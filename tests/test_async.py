@@ -519,3 +519,59 @@ def test_quantize_does_not_block(cl_engine, groups):
             assert got.raw().tobytes() == ref.raw().tobytes()
         print("ok")
     """)
+
+
+def test_quantize_route_never_shares_buffers_in_flight(cl_engine):
+    """A routed Quantize keeps its temporaries for the next execute
+    (quantize_route.Temporaries), but not while a command still uses them:
+    an execute gated on a shut user event holds its buffers, so a second
+    execute on another stream takes new ones; both give the host path's
+    bytes, and once both completed the next execute allocates nothing."""
+    run_without_hanging("""
+        import time
+        md = cly.MemoryDesc((32, 256), "f32")
+        kw = dict(scheme="asymmetric", mask=3, groups=(4, 32))
+        q = cly.Quantize(md, "u4", engine=eng, **kw)
+        assert "reorder in + quantize + reorder out" in q.impl, q.impl
+        host = cly.Engine("host")
+        h = cly.Quantize(md, "u4", engine=host, **kw)
+        allocations = []
+        allocate = eng.backend.allocate
+        eng.backend.allocate = lambda m, n, data=None: allocations.append(n) or allocate(m, n, data)
+
+        def run(x, s, wait_for=None):
+            outs = [cly.Memory(m, eng) for m in (q.dst_md, q.scales_md, q.zero_points_md)]
+            src = cly.Memory.from_numpy(md, eng, x)
+            before = len(allocations)
+            event = q.execute(s, src, *outs, wait_for=wait_for)
+            return event, outs, len(allocations) - before
+
+        def check(x, outs):
+            want = [cly.Memory(m, host) for m in (h.dst_md, h.scales_md, h.zero_points_md)]
+            h.execute(cly.Stream(host), cly.Memory.from_numpy(md, host, x), *want)
+            for got, ref in zip(outs, want):
+                assert got.raw().tobytes() == ref.raw().tobytes()
+
+        rng = np.random.default_rng(0)
+        xs = [rng.standard_normal(md.dims).astype(np.float32) for _ in range(3)]
+        gated, gated_outs, first = run(xs[0], stream, [gate])
+        print("returned", flush=True)
+        other = cly.Stream(eng)
+        done, done_outs, second = run(xs[1], other)
+        done.wait()
+        assert first == 2 and second == 2, (first, second)  # in flight: new buffers
+        check(xs[1], done_outs)
+        gate.set_status(cl.command_execution_status.COMPLETE)
+        gated.wait()
+        check(xs[0], gated_outs)
+        for _ in range(1000):  # the buffers come back on a watcher thread
+            if q._temporaries.free_count() == 4:
+                break
+            time.sleep(0.01)
+        assert q._temporaries.free_count() == 4, q._temporaries.free_count()
+        last, last_outs, third = run(xs[2], other)
+        last.wait()
+        assert third == 0, third
+        check(xs[2], last_outs)
+        print("ok")
+    """)
