@@ -270,6 +270,10 @@ def test_a_table_names_the_shapes_it_skips():
     for bad in ([1], "unrolled", [""]):
         with pytest.raises(ValueError, match="skip_shapes"):
             CPU_TUNING.changed({"skip_shapes": bad})
+    # A misspelt shape would skip nothing: refused, with the names there are.
+    with pytest.raises(ValueError, match=r"unknown kernel shape\(s\) \['unroled'\].*'runs'"):
+        CPU_TUNING.changed({"skip_shapes": ["unroled"]})
+    assert CPU_TUNING.changed({"skip_shapes": ["tiled", "runs"]}).skip_shapes == ("tiled", "runs")
     assert CPU_TUNING.changed({"nibble_grid": [8, 4]}).nibble_grid == (8, 4)
     for name, bad in (("nibble_grid", [16]), ("nibble_grid", [8, 4, 2]),
                       ("nibble_block_sizes", [4]), ("nibble_block_sizes", [16, 32])):

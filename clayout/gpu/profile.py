@@ -87,7 +87,8 @@ class Tuning:
 
     def changed(self, values: dict) -> "Tuning":
         """This Tuning with ``values`` (field name -> JSON value) in place.
-        Raises ValueError for an unknown field or a value of the wrong kind."""
+        Raises ValueError for an unknown field, a value of the wrong kind or
+        an unknown kernel shape in ``skip_shapes``."""
         known = {f.name: getattr(self, f.name) for f in fields(self)}
         out = {}
         for name, value in values.items():
@@ -97,6 +98,12 @@ class Tuning:
                 if not isinstance(value, list) or not all(
                         isinstance(v, str) and v for v in value):
                     raise ValueError(f"{name}: expected a list of shape names, got {value!r}")
+                from .shapes import SHAPES  # (shapes.py plans with this module's profiles)
+                names = sorted({shape.name for shapes in SHAPES.values() for shape in shapes})
+                unknown = [v for v in value if v not in names]
+                if unknown:
+                    raise ValueError(f"{name}: unknown kernel shape(s) {unknown}; the shapes "
+                                     f"are {names}")
                 value = tuple(value)
             elif isinstance(known[name], tuple):
                 if not isinstance(value, list) or not value or not all(
