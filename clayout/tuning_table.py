@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from .gpu.families import FAMILIES
 from .gpu.profile import CPU_TUNING, GPU_TUNING, STRATEGIES
+from .gpu.shapes import shape_names
 
 LOGGER = logging.getLogger("clayout")
 
@@ -153,7 +154,7 @@ def parse(data, identity: Identity | None) -> tuple:
         if not isinstance(item, dict) or item.get("strategy") not in STRATEGIES:
             raise ValueError(f"{family}: no strategy of {STRATEGIES}")
         base = CPU_TUNING if item["strategy"] == "cpu" else GPU_TUNING
-        tuning = base.changed(item.get("tuning") or {})
+        tuning = base.changed(item.get("tuning") or {}, shape_names())
         tuned.append((family, item["strategy"], tuning))
     return tuple(tuned)
 

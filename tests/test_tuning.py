@@ -14,6 +14,7 @@ from clayout import tuning_table
 from clayout.gpu.families import FAMILIES, family_of
 from clayout.gpu.plan import plan_kernel
 from clayout.gpu.profile import CPU_TUNING, GPU_TUNING
+from clayout.gpu.shapes import shape_names
 from clayout.problem import Problem
 from clayout.tune import candidates
 
@@ -117,6 +118,8 @@ def test_clayout_tuning_off_and_path(cl_engine, cache, tmp_path, monkeypatch):
     ("bad value", {"families": {"convert": {"strategy": "cpu",
                                             "tuning": {"work_group": -4}}}}),
     ("bad strategy", {"families": {"convert": {"strategy": "fast", "tuning": {}}}}),
+    ("misspelt shape", {"families": {"convert": {"strategy": "cpu",
+                                                 "tuning": {"skip_shapes": ["unroled"]}}}}),
 ])
 def test_a_bad_table_is_logged_once_and_the_defaults_are_used(cl_engine, cache, caplog,
                                                               why, change):
@@ -272,8 +275,9 @@ def test_a_table_names_the_shapes_it_skips():
             CPU_TUNING.changed({"skip_shapes": bad})
     # A misspelt shape would skip nothing: refused, with the names there are.
     with pytest.raises(ValueError, match=r"unknown kernel shape\(s\) \['unroled'\].*'runs'"):
-        CPU_TUNING.changed({"skip_shapes": ["unroled"]})
-    assert CPU_TUNING.changed({"skip_shapes": ["tiled", "runs"]}).skip_shapes == ("tiled", "runs")
+        CPU_TUNING.changed({"skip_shapes": ["unroled"]}, shape_names())
+    assert CPU_TUNING.changed({"skip_shapes": ["tiled", "runs"]},
+                              shape_names()).skip_shapes == ("tiled", "runs")
     assert CPU_TUNING.changed({"nibble_grid": [8, 4]}).nibble_grid == (8, 4)
     for name, bad in (("nibble_grid", [16]), ("nibble_grid", [8, 4, 2]),
                       ("nibble_block_sizes", [4]), ("nibble_block_sizes", [16, 32])):

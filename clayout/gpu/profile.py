@@ -85,10 +85,12 @@ class Tuning:
                 else getattr(self, f.name)
                 for f in fields(self) if getattr(self, f.name) != getattr(base, f.name)}
 
-    def changed(self, values: dict) -> "Tuning":
-        """This Tuning with ``values`` (field name -> JSON value) in place.
+    def changed(self, values: dict, shape_names=None) -> "Tuning":
+        """This Tuning with ``values`` (field name -> JSON value) in place;
+        ``shape_names``: the kernel shapes ``skip_shapes`` may name
+        (gpu/shapes.py ``shape_names``; a misspelt one would skip nothing).
         Raises ValueError for an unknown field, a value of the wrong kind or
-        an unknown kernel shape in ``skip_shapes``."""
+        a shape not in ``shape_names``."""
         known = {f.name: getattr(self, f.name) for f in fields(self)}
         out = {}
         for name, value in values.items():
@@ -98,12 +100,10 @@ class Tuning:
                 if not isinstance(value, list) or not all(
                         isinstance(v, str) and v for v in value):
                     raise ValueError(f"{name}: expected a list of shape names, got {value!r}")
-                from .shapes import SHAPES  # (shapes.py plans with this module's profiles)
-                names = sorted({shape.name for shapes in SHAPES.values() for shape in shapes})
-                unknown = [v for v in value if v not in names]
+                unknown = [v for v in value if shape_names is not None and v not in shape_names]
                 if unknown:
                     raise ValueError(f"{name}: unknown kernel shape(s) {unknown}; the shapes "
-                                     f"are {names}")
+                                     f"are {sorted(shape_names)}")
                 value = tuple(value)
             elif isinstance(known[name], tuple):
                 if not isinstance(value, list) or not value or not all(

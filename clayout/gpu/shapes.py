@@ -64,6 +64,11 @@ SHAPES = {
 }
 
 
+def shape_names() -> frozenset:
+    """The names of every strategy's shapes (what ``Tuning.skip_shapes`` may name)."""
+    return frozenset(shape.name for shapes in SHAPES.values() for shape in shapes)
+
+
 def first_plan(loops: Loops) -> KernelPlan:
     """The plan of the first shape of the strategy's list that serves, past
     those the profile's Tuning skips (``skip_shapes``; never the last)."""
