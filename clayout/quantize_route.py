@@ -140,7 +140,7 @@ class Temporaries:
     values' copy), kept from one execute to the next: a new buffer costs
     more than the route's kernels on a CPU device (measured on PoCL and
     Intel's runtime, f16 4096x4096 to u4 in groups of 128: 27-41 ms an
-    execute with new buffers, 10 ms with kept ones: the pages are touched
+    execute with new buffers, 11-12 ms with kept ones: the pages are touched
     anew each time). An execute ``take``s its buffers and ``give_back``
     returns them once its last command has completed (``when_complete``),
     so executes in flight on several queues or threads never share one;
