@@ -154,7 +154,7 @@ def parse(data, identity: Identity | None) -> tuple:
         if not isinstance(item, dict) or item.get("strategy") not in STRATEGIES:
             raise ValueError(f"{family}: no strategy of {STRATEGIES}")
         base = CPU_TUNING if item["strategy"] == "cpu" else GPU_TUNING
-        tuning = base.changed(item.get("tuning") or {}, shape_names())
+        tuning = base.changed(item.get("tuning") or {}, shape_names(item["strategy"]))
         tuned.append((family, item["strategy"], tuning))
     return tuple(tuned)
 

@@ -120,6 +120,8 @@ def test_clayout_tuning_off_and_path(cl_engine, cache, tmp_path, monkeypatch):
     ("bad strategy", {"families": {"convert": {"strategy": "fast", "tuning": {}}}}),
     ("misspelt shape", {"families": {"convert": {"strategy": "cpu",
                                                  "tuning": {"skip_shapes": ["unroled"]}}}}),
+    ("other strategy's shape", {"families": {"convert": {"strategy": "cpu",
+                                                         "tuning": {"skip_shapes": ["tiled"]}}}}),
 ])
 def test_a_bad_table_is_logged_once_and_the_defaults_are_used(cl_engine, cache, caplog,
                                                               why, change):
@@ -275,9 +277,11 @@ def test_a_table_names_the_shapes_it_skips():
             CPU_TUNING.changed({"skip_shapes": bad})
     # A misspelt shape would skip nothing: refused, with the names there are.
     with pytest.raises(ValueError, match=r"unknown kernel shape\(s\) \['unroled'\].*'runs'"):
-        CPU_TUNING.changed({"skip_shapes": ["unroled"]}, shape_names())
-    assert CPU_TUNING.changed({"skip_shapes": ["tiled", "runs"]},
-                              shape_names()).skip_shapes == ("tiled", "runs")
+        CPU_TUNING.changed({"skip_shapes": ["unroled"]}, shape_names("cpu"))
+    with pytest.raises(ValueError, match=r"\['tiled'\]"):  # a GPU-strategy shape
+        CPU_TUNING.changed({"skip_shapes": ["tiled"]}, shape_names("cpu"))
+    assert GPU_TUNING.changed({"skip_shapes": ["tiled"]},
+                              shape_names("gpu")).skip_shapes == ("tiled",)
     assert CPU_TUNING.changed({"nibble_grid": [8, 4]}).nibble_grid == (8, 4)
     for name, bad in (("nibble_grid", [16]), ("nibble_grid", [8, 4, 2]),
                       ("nibble_block_sizes", [4]), ("nibble_block_sizes", [16, 32])):

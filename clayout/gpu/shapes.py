@@ -64,9 +64,10 @@ SHAPES = {
 }
 
 
-def shape_names() -> frozenset:
-    """The names of every strategy's shapes (what ``Tuning.skip_shapes`` may name)."""
-    return frozenset(shape.name for shapes in SHAPES.values() for shape in shapes)
+def shape_names(strategy: str) -> frozenset:
+    """The names of ``strategy``'s shapes (what its ``Tuning.skip_shapes`` may
+    name: another strategy's shape would skip nothing)."""
+    return frozenset(shape.name for shape in SHAPES[strategy])
 
 
 def first_plan(loops: Loops) -> KernelPlan:
