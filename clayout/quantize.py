@@ -211,20 +211,25 @@ class Quantize:
                 kept = []
 
                 def enqueue():
+                    taken = []
                     if self._route is not None:
-                        temporaries = self._temporaries
                         event, taken, buffers = launch_route(
                             self._route, self.engine, queue, self._kernels, src, outs, wait,
-                            temporaries)
+                            self._temporaries)
                         kept.extend(buffers)
-                        backend.when_complete(event, lambda: temporaries.give_back(taken))
                     else:
                         event, scratch = self._kernels.launch(
                             self.engine, queue, [m.storage for m in [src] + outs], wait)
                         if scratch is not None:
                             kept.append(scratch)
-                    if kept:
-                        backend.when_complete(event, kept.clear)  # scratch lives until then
+                    if kept or taken:
+                        temporaries = self._temporaries
+
+                        def done():  # scratch lives until then; kept buffers go back
+                            kept.clear()
+                            if taken:
+                                temporaries.give_back(taken)
+                        backend.when_complete(event, done)
                     return event
                 event = backend.run_after(wait, enqueue, queue)
             else:

@@ -138,10 +138,10 @@ def plan_route(spec: QuantizeSpec, engine) -> Route | str:
 class Temporaries:
     """A route's buffers between its commands (the source's f32 copy, the
     values' copy), kept from one execute to the next: a new buffer costs
-    more than the route's kernels on a CPU device (measured on PoCL and
-    Intel's runtime, f16 4096x4096 to u4 in groups of 128: 27-41 ms an
-    execute with new buffers, 11-12 ms with kept ones: the pages are touched
-    anew each time). An execute ``take``s its buffers and ``give_back``
+    more than the route's kernels on a CPU device (bench_quantize.py's f16
+    row, 4096x4096 to u4 in groups of 128, on PoCL and Intel's runtime:
+    21.9 ms an execute with new buffers, whose pages are touched anew each
+    time, 10.2-12.0 ms with kept ones). An execute ``take``s its buffers and ``give_back``
     returns them once its last command has completed (``when_complete``),
     so executes in flight on several queues or threads never share one;
     while every kept buffer is in flight a new one is allocated. At most

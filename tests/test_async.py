@@ -535,9 +535,11 @@ def test_quantize_route_never_shares_buffers_in_flight(cl_engine):
         assert "reorder in + quantize + reorder out" in q.impl, q.impl
         host = cly.Engine("host")
         h = cly.Quantize(md, "u4", engine=host, **kw)
-        allocations = []
+        allocations, taken = [], []
         allocate = eng.backend.allocate
         eng.backend.allocate = lambda m, n, data=None: allocations.append(n) or allocate(m, n, data)
+        take = q._temporaries.take
+        q._temporaries.take = lambda m: taken.append(take(m)) or taken[-1]
 
         def run(x, s, wait_for=None):
             outs = [cly.Memory(m, eng) for m in (q.dst_md, q.scales_md, q.zero_points_md)]
@@ -560,11 +562,14 @@ def test_quantize_route_never_shares_buffers_in_flight(cl_engine):
         done, done_outs, second = run(xs[1], other)
         done.wait()
         assert first == 2 and second == 2, (first, second)  # in flight: new buffers
+        assert len(taken) == 4 and not {id(b) for b in taken[:2]} & {id(b) for b in taken[2:]}
         check(xs[1], done_outs)
         gate.set_status(cl.command_execution_status.COMPLETE)
         gated.wait()
         check(xs[0], gated_outs)
-        for _ in range(1000):  # the buffers come back on a watcher thread
+        # The buffers come back on a watcher thread: 4, two of each size
+        # (the f32 copy and the values' copy differ in size; 2 kept of each).
+        for _ in range(1000):
             if q._temporaries.free_count() == 4:
                 break
             time.sleep(0.01)
