@@ -40,3 +40,21 @@ def test_kernels_stay_inside_their_destination(oclgrind, strategy):
     assert "Oclgrind" in done.stderr and done.stdout.split() == ["ok", "19"]
     for report in ("Invalid read", "Invalid write", "data race", "Uninitialized"):
         assert report not in done.stderr, done.stderr[-3000:]
+
+
+QUANTIZE_CPU_CASES = pathlib.Path(__file__).parent / "oclgrind" / "quantize_cpu_cases.py"
+
+
+def test_cpu_strategy_quantize_kernels_under_oclgrind(oclgrind):
+    """Quantize's CPU-strategy kernels (the vector kernel, the loop kernel)
+    on Oclgrind's simulated device, into guarded buffers, against the
+    tests' own reference: any diagnostic on stderr (an out-of-bounds
+    access, a data race) fails."""
+    env = dict(os.environ, CLAYOUT_STRATEGY="cpu")
+    done = subprocess.run([oclgrind, "--data-races", sys.executable, str(QUANTIZE_CPU_CASES)],
+                          capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0 and done.stderr.strip() == "", done.stderr[-3000:]
+    cases = QUANTIZE_CPU_CASES.read_text().count('"vector"),') + \
+        QUANTIZE_CPU_CASES.read_text().count('"loop"),')
+    assert cases >= 7 and done.stdout.split()[:2] == ["ok", str(cases)] \
+        and "Oclgrind" in done.stdout, done.stdout

@@ -113,7 +113,7 @@ static void ${name}_store_scale(__global uchar *restrict scales, ${idx} g, float
 % if dst_dt in int_range:
         v = select(clamp(v, -512.0f, 512.0f), (${vt("float", vec)})(0.0f), isnan(v));
         // 1.5 * 2^23 added rounds to nearest even, the integer in the low bits
-        const ${vt("int", vec)} q = clamp(as_${vt("int", vec)}(v + 12582912.0f) - 0x4b400000 + zp, ${qmin}, ${qmax});
+        const ${vt("int", vec)} q = clamp(as_${vt("int", vec)}(v + 12582912.0f) - 0x4b400000 + zp, (${vt("int", vec)})(${qmin}), (${vt("int", vec)})(${qmax}));
 %   if dst_dt in ("s4", "u4"):
 %     if vec == 2:
         dst[o >> 1] = pack_nibbles2(as_uint2(q) & 15u);
@@ -218,7 +218,7 @@ ${quantize_vector()}\
         const int16 q = convert_int16(min(max(select(t, (float16)(0.0f), isnan(t)), zlo${lane(n, batch)}), zhi${lane(n, batch)})) + zp${lane(n, batch)};
 %   elif dst_dt in int_range:
         v = select(clamp(v, -512.0f, 512.0f), (float16)(0.0f), isnan(v));
-        const int16 q = clamp(as_int16(v + 12582912.0f) - 0x4b400000, ${qmin}, ${qmax});
+        const int16 q = clamp(as_int16(v + 12582912.0f) - 0x4b400000, (int16)(${qmin}), (int16)(${qmax}));
 %   else:
         // |v| to e2m1 to nearest even, saturated at 6: below 1 the grid of
         // 0.5 (2^22 added rounds to it), from 1 one mantissa bit kept
@@ -306,7 +306,8 @@ ${transpose_reduce("fmin", [f"l{g}" for g in range(batch)], "lo")}\
 % endif
 <% fv, iv = f"float{batch}", f"int{batch}" %>\
 % if scheme == "mx":
-    const ${iv} k = clamp(convert_${iv}(as_${vt("uint", batch)}(hi) >> 23 & 0xffu) - ${127 + emax}, -127, 127);
+    // (vector bounds: Oclgrind clamps lanes past the first wrongly against scalar ones)
+    const ${iv} k = clamp(convert_${iv}(as_${vt("uint", batch)}(hi) >> 23 & 0xffu) - ${127 + emax}, (${iv})(-127), (${iv})(127));
     const ${fv} m = as_${fv}((127 - k) << 23);  // 2^-k
     vstore${"" if batch == 1 else batch}(convert_${vt("uchar", batch)}(k + 127), 0, scales + g0);
 % else:
