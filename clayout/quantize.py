@@ -133,7 +133,8 @@ class Quantize:
         if why is None:
             profile = self.engine.profile
             self.plan = plan_quantize(kernel_spec, profile.strategy,
-                                      profile.max_work_group_size, profile.little_endian)
+                                      profile.max_work_group_size, profile.little_endian,
+                                      profile.prefetch)
             try:
                 self._kernels = _kernels(self.engine, self.plan)
             except Exception as error:  # noqa: BLE001 - a build failure: the host runs it

@@ -46,10 +46,11 @@ QUANTIZE_CPU_CASES = pathlib.Path(__file__).parent / "oclgrind" / "quantize_cpu_
 
 
 def test_cpu_strategy_quantize_kernels_under_oclgrind(oclgrind):
-    """Quantize's CPU-strategy kernels (the vector kernel, the loop kernel)
-    on Oclgrind's simulated device, into guarded buffers, against the
-    tests' own reference: any diagnostic on stderr (an out-of-bounds
-    access, a data race) fails."""
+    """Quantize's CPU-strategy kernels (the vector kernel, which fetches a
+    later work-item's source ahead, and the loop kernel) on Oclgrind's
+    simulated device, into guarded buffers, against the tests' own
+    reference: any diagnostic on stderr (an out-of-bounds access, a data
+    race) fails."""
     env = dict(os.environ, CLAYOUT_STRATEGY="cpu")
     done = subprocess.run([oclgrind, "--data-races", sys.executable, str(QUANTIZE_CPU_CASES)],
                           capture_output=True, text=True, timeout=600, env=env)

@@ -322,3 +322,38 @@ def test_quantize_execute_checks_memories(host_engine):
     dst, scales = cly.Memory(q.dst_md, host_engine), cly.Memory(q.scales_md, host_engine)
     with pytest.raises(cly.InvalidArgumentError, match="zero_points"):
         q.execute(cly.Stream(host_engine), src, dst, scales)
+
+
+@pytest.mark.parametrize("prefetch", ["builtin", "opencl"])
+@pytest.mark.parametrize("dims, dt, scheme, groups", [
+    ((64, 4096), "u4", "asymmetric", (1, 128)),    # 16 groups, 8 KiB a work-item
+    ((64, 4096), "f4_e2m1", "mx", (1, 32)),         # 16 groups, 2 KiB: two ahead
+    ((32, 512), "s8", "mx", (1, 32)),               # 2 groups a work-item
+])
+def test_vector_kernel_fetches_a_later_work_items_lines_once(prefetch, dims, dt, scheme, groups):
+    """The CPU strategy's vector kernel fetches, while it quantizes, every
+    cache line of the work-item at least 4 KiB ahead once, no further than
+    the last work-item's groups, with the device's kind of prefetch."""
+    import re
+
+    from clayout.gpu.render_quantize import plan_quantize, render_quantize
+
+    spec = cly.Quantize(cly.MemoryDesc(dims, "f32"), dt, scheme=scheme, mask=3, groups=groups,
+                        engine=cly.Engine("host")).spec
+    plan = plan_quantize(spec, "cpu", prefetch=prefetch)
+    assert plan.batch and plan.prefetch == prefetch
+    source = render_quantize(plan)
+    call = "__builtin_prefetch(" if prefetch == "builtin" else "prefetch("
+    other = "prefetch(" if prefetch == "builtin" else "__builtin_prefetch("
+    assert other not in source.replace(call, "")
+    if prefetch == "builtin":
+        offsets = [int(n) for n in re.findall(r"__builtin_prefetch\(next \+ (\d+)u\);", source)]
+    else:
+        offsets = [int(n) for n in re.findall(r"\bprefetch\(next \+ (\d+)u, 16\);", source)]
+    assert sorted(offsets) == list(range(0, plan.batch * plan.group, 16))  # 64-byte lines
+    found = re.search(r"next = src \+ min\(g0 \+ (\d+)u, \(uint\)(\d+)u\) \* (\d+)u;", source)
+    ahead, last, group = (int(n) for n in found.groups())
+    assert group == plan.group and ahead % plan.batch == 0
+    assert ahead * group * 4 >= 4096 and (ahead - plan.batch) * group * 4 < 4096
+    assert last == (plan.items - 1) * plan.batch  # the last work-item's own groups
+    assert plan_quantize(spec, "gpu", prefetch=prefetch).prefetch == ""  # no vector kernel

@@ -279,6 +279,19 @@ def test_spirv_programs_run_the_same(dpctl, sycl, monkeypatch):
         prim, got = _sycl_bytes(engine, src_md, dst_md, array, attr)
         assert prim.impl == "sycl:generated"
         assert got.tobytes() == _host_bytes(src_md, dst_md, array, attr).tobytes()
+    # Quantize's vector kernel fetches ahead with OpenCL C's prefetch here:
+    # llvm-spirv cannot translate clang's builtin (the kernel would not build).
+    md = cly.MemoryDesc((64, 512), "f32")
+    x = np.random.default_rng(3).standard_normal(md.dims).astype(np.float32)
+    outs = {}
+    for e in (engine, HOST):
+        q = cly.Quantize(md, "u4", scheme="asymmetric", mask=3, groups=(1, 128), engine=e)
+        mems = [cly.Memory(m, e) for m in (q.dst_md, q.scales_md, q.zero_points_md)]
+        q.execute(cly.Stream(e), cly.Memory.from_numpy(md, e, x), *mems).wait()
+        outs[e is HOST] = [m.raw().tobytes() for m in mems]
+        if e is engine:
+            assert q.impl.startswith("sycl:quantize") and q.plan.prefetch == "opencl", q.impl
+    assert outs[False] == outs[True]
 
 
 def test_bad_input_is_refused_before_anything_runs(dpctl, sycl, cl_engine_or_none):

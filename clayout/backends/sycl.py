@@ -12,6 +12,7 @@ import os
 import threading
 import time
 import weakref
+from dataclasses import replace
 
 import numpy as np
 
@@ -39,9 +40,23 @@ def require_dpctl():
     return dpctl
 
 
+_SPIRV_PROFILES: dict = {}
+
+
+def _opencl_prefetch(profile):
+    """``profile`` with OpenCL C's prefetch: llvm-spirv cannot translate
+    clang's builtin. One object per profile (plan caches key profiles by
+    identity)."""
+    kept = _SPIRV_PROFILES.get(id(profile))
+    if kept is None or kept[0] is not profile:
+        kept = _SPIRV_PROFILES[id(profile)] = (profile, replace(profile, prefetch="opencl"))
+    return kept[1]
+
+
 # Kernels are cached per context, weakly (gpu/cache.py), but a dpctl
 # SyclContext cannot be weakly referenced: each context's engines share
 # one scope object that stands for it.
+
 class _Scope:
     __slots__ = ("__weakref__", "context")
 
@@ -145,6 +160,8 @@ class SyclBackend:
                 device.sycl_platform.name.strip(), device.name.strip(),
                 device.driver_version.strip()))
         self.spirv = self._takes_spirv()
+        if self.spirv and engine.profile.prefetch == "builtin":
+            engine.profile = _opencl_prefetch(engine.profile)
         self.kernel_scope = _SCOPES.get(context)
         if self.kernel_scope is None:
             self.kernel_scope = _SCOPES.setdefault(context, _Scope(context))

@@ -147,7 +147,12 @@ class DeviceProfile:
     quantize kernel stages codes as words). ``subgroups`` lists the
     sub-group extensions the device has. ``max_groups_per_dim``: the work-groups
     NDRange dimensions 1 and 2 may each hold (OpenCL does not say; NVIDIA's
-    driver allows 65,535, so every profile keeps to that).
+    driver allows 65,535, so every profile keeps to that). ``prefetch``: how
+    kernels fetch a cache line ahead: "builtin" (clang's
+    ``__builtin_prefetch``, the CPU's prefetch instruction; PoCL's and
+    Intel's CPU runtimes, where it was measured) or "opencl" (OpenCL C's
+    ``prefetch``, which PoCL ignores; Oclgrind and llvm-spirv refuse the
+    builtin).
     """
 
     name: str = "generic"
@@ -163,6 +168,7 @@ class DeviceProfile:
     subgroups: tuple[str, ...] = ()
     fp16: bool = False
     fp64: bool = True
+    prefetch: str = "opencl"
     tuning: Tuning = field(default_factory=Tuning)
     max_groups_per_dim: int = 65535
     #: (family, strategy, Tuning) per kernel family that ``python -m clayout
@@ -212,12 +218,18 @@ class DeviceProfile:
 _FOR_FAMILY: dict = {}
 
 #: A stand-in for PoCL on two cores: plans and renders without a device.
-CPU_PROFILE = DeviceProfile(name="cpu", compute_units=2, fp16=False, fp64=True)
+CPU_PROFILE = DeviceProfile(name="cpu", compute_units=2, fp16=False, fp64=True,
+                            prefetch="builtin")
 #: A stand-in for a GPU (an NVIDIA H200's numbers): plans, renders and
 #: access reports without one.
 GPU_PROFILE = DeviceProfile(name="gpu", kind="gpu", vendor="NVIDIA Corporation", strategy="gpu",
                             compute_units=132, preferred_multiple=32, local_mem=48 << 10,
                             fp16=True, fp64=True, tuning=GPU_TUNING)
+
+
+#: The OpenCL platforms whose CPU devices compile clang's prefetch builtin
+#: into the CPU's instruction (PoCL 3.1, Intel's CPU runtime 2026.2).
+BUILTIN_PREFETCH = ("Portable Computing Language", "Intel(R) OpenCL")
 
 
 def _strategy_from_env(default: str) -> str:
@@ -273,5 +285,7 @@ def _query(device) -> DeviceProfile:
         subgroups=tuple(e for e in extensions if "subgroup" in e),
         fp16="cl_khr_fp16" in extensions,
         fp64="cl_khr_fp64" in extensions or bool(getattr(device, "double_fp_config", 0)),
+        prefetch="builtin" if kind == "cpu" and device.platform.name.strip() in BUILTIN_PREFETCH
+        else "opencl",
     )
     return profile.with_strategy(profile.strategy_of_kind)

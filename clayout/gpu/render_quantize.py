@@ -34,6 +34,11 @@ ITEM_ELEMENTS = 256
 BATCH_ELEMENTS = 4096
 BATCH_VECTORS = 128
 BATCH_ITEMS = 256
+#: How far ahead the vector kernel fetches the source into the cache, in
+#: bytes at least (whole work-items): while a work-item quantizes, the
+#: groups of a later one are fetched. 4 KiB: MXFP4's 2 KiB work-items were
+#: 5-10% faster fetching two ahead than one on PoCL and Intel's runtime.
+PREFETCH_AHEAD_BYTES = 4096
 #: The GPU strategy's coalesced kernel (groups of L elements, L / 4 a power
 #: of two up to the work-group): work-items a work-group, 4 elements each
 #: per pass, and passes (so that the staged codes, scales and zero points
@@ -61,6 +66,7 @@ class QuantizePlan:
     batch: int = 0  # groups per work-item of the vector kernel (0: the loop kernel)
     lanes: int = 0  # work-group size of the coalesced kernel (0: another kernel)
     passes: int = 0  # its passes of 4 * lanes elements per work-group
+    prefetch: str = ""  # the vector kernel's cache-line fetch: "builtin" or "opencl"
 
     @property
     def elements(self) -> int:
@@ -117,11 +123,12 @@ def _vec(chunk: int) -> int:
 
 
 def plan_quantize(spec: QuantizeSpec, strategy: str, max_work_group: int = COALESCED_LANES,
-                  little_endian: bool = True) -> QuantizePlan:
+                  little_endian: bool = True, prefetch: str = "opencl") -> QuantizePlan:
     """The plan of ``spec`` (which ``why_not`` accepts) on a device of
     ``strategy`` whose work-groups hold up to ``max_work_group`` work-items;
     the GPU strategy's coalesced kernel stages codes as words in local
-    memory, so it needs a ``little_endian`` device."""
+    memory, so it needs a ``little_endian`` device. ``prefetch``: how the
+    device's kernels fetch a cache line ahead (DeviceProfile.prefetch)."""
     length = spec.group_length
     if (strategy == "gpu" and little_endian and max_work_group >= COALESCED_LANES
             and length % 4 == 0 and (4 * COALESCED_LANES) % length == 0):
@@ -143,10 +150,11 @@ def plan_quantize(spec: QuantizeSpec, strategy: str, max_work_group: int = COALE
     gpi = 1 if parts > 1 else max(1, ITEM_ELEMENTS // length)
     if spec.zero_point_data_type in ("s4", "u4") and parts == 1:
         gpi = max(2, gpi + gpi % 2)  # whole zero-point bytes per work-item
+    batch = _batch(spec, length, groups, parts) if strategy == "cpu" else 0
     return QuantizePlan(spec.scheme, spec.dst_md.data_type, spec.scale_data_type,
                         spec.zero_point_data_type, length, groups, chunk, parts, gpi,
                         _vec(chunk), spec.src_md.nelems() + length >= 2**31, strategy,
-                        _batch(spec, length, groups, parts) if strategy == "cpu" else 0)
+                        batch, prefetch=prefetch if batch else "")
 
 
 def _batch(spec: QuantizeSpec, length: int, groups: int, parts: int) -> int:
@@ -198,8 +206,17 @@ def render_quantize(plan: QuantizePlan) -> str:
         float_literal=_float, helpers=helpers, batch=plan.batch, group=plan.group,
         nv=plan.group // 16, packed=dst in ("s4", "u4", "f4_e2m1"),
         word=1 if dst in ("s4", "u4", "f4_e2m1") else 2, stores=_stores(plan),
+        prefetch=plan.prefetch, ahead=_ahead(plan),
         # what convert.cl.mako's helper functions may read
         ct="float", aligned=False, typed_store=False, storage={})
+
+
+def _ahead(plan: QuantizePlan) -> int:
+    """Work-items ahead of its own whose groups the vector kernel fetches."""
+    if not plan.batch:
+        return 0
+    item_bytes = 4 * plan.batch * plan.group
+    return max(1, -(-PREFETCH_AHEAD_BYTES // item_bytes))
 
 
 def _stores(plan: QuantizePlan) -> dict:

@@ -269,11 +269,20 @@ ${vector_codes(g * nv + v, g, True)}\
 %     endif
 %   endif
 % endfor
+% for line in range(group // 16):
+%   if prefetch == "builtin":
+    __builtin_prefetch(next + ${g * group + 16 * line}u);
+%   else:
+    prefetch(next + ${g * group + 16 * line}u, 16);
+%   endif
+% endfor
 </%def>\
 <%def name="batch_kernel()">\
 // ${batch} groups of ${group} a work-item: their statistics as vectors of 16,
 // reduced to one lane a group; the scales and zero points as vectors of
-// ${batch}; then each group quantized from the values read again (cache).
+// ${batch}; then each group quantized from the values read again (cache),
+// while a later work-item's groups are fetched into the cache, a line at a
+// time: its statistics then read from the cache, not from memory.
 __kernel void ${name}(__global const float *restrict src, __global uchar *restrict dst,
                       __global uchar *restrict scales${", __global uchar *restrict zps" if zp_dt else ""})
 {
@@ -282,6 +291,9 @@ __kernel void ${name}(__global const float *restrict src, __global uchar *restri
         return;
     const ${idx} g0 = item * ${batch}u;
     __global const float *p = src + g0 * ${group}u;
+    // The groups of the work-item ${ahead} ahead (the last one's own: nothing
+    // past the source). A select of two pointers here crashed Intel's CPU compiler 2026.2.
+    __global const float *next = src + min(g0 + ${ahead * batch}u, (${idx})${(items - 1) * batch}u) * ${group}u;
 % for g in range(batch):
     float16 h${g} = (float16)(0.0f);
 %   if scheme == "asymmetric":

@@ -3,12 +3,12 @@
     CLAYOUT_STRATEGY=cpu oclgrind --data-races python quantize_cpu_cases.py
 
 Quantize's CPU-strategy kernels (templates/quantize.cl.mako): the vector
-kernel (several groups a work-item, statistics as vectors) and the loop
-kernel. Each output lies in a
+kernel (several groups a work-item, statistics as vectors, the source of a
+later work-item fetched ahead) and the loop kernel. Each output lies in a
 guarded buffer; the script checks the values, scales and zero points
 against the tests' own reference (tests/quantize_reference.py) and that no
-byte past them changed. Oclgrind reports any out-of-bounds access or data race on stderr
-(the test fails on any). Prints 'ok N' after N cases."""
+byte past them changed. Oclgrind reports any out-of-bounds access or data
+race on stderr (the test fails on any). Prints 'ok N' after N cases."""
 import os
 import pathlib
 import sys
@@ -23,9 +23,10 @@ from quantize_reference import reference  # noqa: E402
 GUARD = 0x5A
 
 #: (dims, dst, scheme, groups, scale type, zero-point type, kernel): "vector"
-#: cases take 2 or 16 groups a work-item, "loop" the loop kernel. (A group split in
-#: chunks, two launches, stops Oclgrind 21.10 on an assertion as the second
-#: launch begins: not run here.)
+#: cases take 2 or 16 groups a work-item (the last work-items fetch no
+#: further than the source's end), "loop" the loop kernel. (A group split
+#: in chunks, two launches, stops Oclgrind 21.10 on an assertion as the
+#: second launch begins: not run here.)
 CASES = [
     ((32, 512), "u4", "asymmetric", (1, 128), "f32", "u4", "vector"),
     ((32, 512), "s4", "symmetric", (1, 32), "f16", None, "vector"),
