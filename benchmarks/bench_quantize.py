@@ -6,8 +6,9 @@ the values, scales and zero points written; medians of --repeats.
 Cases (issue 38's speed target: each >= 0.7 of the copy, the first two):
   f32 -> u4, groups of 1x128 along the last dim, asymmetric (f32 scales, u4 zero points)
   f32 -> f4_e2m1, MXFP4 (an e8m0 scale per 32)
-  f16 -> u4 as the first: the kernel reads f32, so a device reorder runs
-  first (clayout/quantize_route.py), into a buffer the Quantize keeps
+  f16 and bf16 -> u4 as the first: the CPU strategy's vector kernel reads
+  them itself; elsewhere a device reorder into an f32 copy runs first
+  (clayout/quantize_route.py), into a buffer the Quantize keeps
 
 Usage: python benchmarks/bench_quantize.py [--repeats N] [--shapes 4096x4096]
        [--json PATH (the numbers, for benchmarks/plot.py)]
@@ -29,8 +30,10 @@ CASES = (
                                  groups=(1, 128))),
     ("MXFP4 (f4_e2m1, e8m0 per 32)", dict(dst_data_type="f4_e2m1", scheme="mx", mask=3,
                                          groups=(1, 32))),
-    ("f16 u4 1x128 asymmetric (reorder in)", dict(dst_data_type="u4", scheme="asymmetric",
-                                                  mask=3, groups=(1, 128), src="f16")),
+    ("f16 u4 1x128 asymmetric", dict(dst_data_type="u4", scheme="asymmetric", mask=3,
+                                     groups=(1, 128), src="f16")),
+    ("bf16 u4 1x128 asymmetric", dict(dst_data_type="u4", scheme="asymmetric", mask=3,
+                                      groups=(1, 128), src="bf16")),
 )
 
 

@@ -118,7 +118,8 @@ class Quantize:
         self.plan = None
         self._route = None
         self._temporaries = None  # the route's buffers (quantize_route.Temporaries)
-        why = "the host engine" if not self.engine.is_device else why_not(spec)
+        why = ("the host engine" if not self.engine.is_device
+               else why_not(spec, self.engine.profile.strategy))
         if why is None and self.src_md.nelems() == 0:
             why = "zero-size: nothing to do"
         kernel_spec = spec

@@ -1,14 +1,16 @@
 """Quantize on a device where its kernel does not serve the memories as
 they are (gpu/render_quantize.py ``why_not``): device reorders around it.
 
-The quantize kernel reads f32 in plain C order and writes plain C order,
-with every group a run of consecutive elements. A ``Route`` reorders the
+The quantize kernel reads f32 (the CPU strategy's vector kernel also f16
+and bf16) in plain C order and writes plain C order, with every group a run
+of consecutive elements. A ``Route`` reorders the
 source into that first and the values out of it after, each a generated
 reorder kernel, through buffers of its own:
 
 - groups of consecutive elements (groups along the last dim, rows, the
   tensor) with a source or destination in another layout or type (a
-  blocked destination, a strided window, an f16 source): the source to a
+  blocked destination, a strided window, an f16 source the kernel does not
+  read itself): the source to a
   C-order f32 copy, the values from a C-order copy into the destination;
 - groups that are no such run (two-dim groups, groups along a column):
   each dim split in (groups, extent) in plain strided views of both sides,
@@ -121,7 +123,7 @@ def plan_route(spec: QuantizeSpec, engine) -> Route | str:
         src_view, dst_view = _split(spec.src_md, ext), _split(spec.dst_md, ext)
         pre_out = _grouped_order(dims, ext, "f32")
         post_in = _grouped_order(dims, ext, dst_dt)
-    why = why_not(inner)
+    why = why_not(inner, engine.profile.strategy)
     if why is not None:
         return why
     try:
@@ -139,10 +141,11 @@ class Temporaries:
     """A route's buffers between its commands (the source's f32 copy, the
     values' copy), kept from one execute to the next: a new buffer costs
     more than the route's kernels on a CPU device (bench_quantize.py's f16
-    row, 4096x4096 to u4 in groups of 128, on PoCL and Intel's runtime:
-    21.9 ms an execute with new buffers, whose pages are touched anew each
-    time, 10.2-12.0 ms with kept ones). An execute ``take``s its buffers and ``give_back``
-    returns them once its last command has completed (``when_complete``),
+    row as it was routed in session 45, 4096x4096 to u4 in groups of 128,
+    on PoCL and Intel's runtime: 21.9 ms an execute with new buffers, whose
+    pages are touched anew each time, 10.2-12.0 ms with kept ones). An
+    execute ``take``s its buffers and ``give_back`` returns them once its
+    last command has completed (``when_complete``),
     so executes in flight on several queues or threads never share one;
     while every kept buffer is in flight a new one is allocated. At most
     ``keep`` free buffers of each size stay, for as long as the Quantize."""

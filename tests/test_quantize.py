@@ -234,7 +234,9 @@ ROUTED = [
      "reorder in + quantize + reorder out"),                      # groups down a column
     ("f8_e4m3", "symmetric", 2, None, "f32", (16, 64), "f32", None,
      "reorder in + quantize + reorder out"),                      # per column
-    ("f4_e2m1", "mx", 3, (1, 32), "e8m0", (16, 64), "f16", None, "reorder in + quantize"),
+    # an f16 source in 9 groups (the vector kernel, which reads f16 itself,
+    # takes an even count)
+    ("f4_e2m1", "mx", 3, (1, 32), "e8m0", (9, 32), "f16", None, "reorder in + quantize"),
     ("s8", "asymmetric", 7, (4, 16), "f32", (4, 16, 64), "bf16", None,
      "reorder in + quantize + reorder out"),
 ]
@@ -257,6 +259,38 @@ def test_quantize_routes_other_layouts_through_device_reorders(engine, case):
         assert q.impl.startswith("host:numpy")
     x = _data(dims, seed=2).astype(src_md.dtype.numpy)
     _check(q, engine, (dst_dt, scheme, mask, groups, scale_dt, None, dims), x)
+
+
+#: f16 and bf16 sources the CPU strategy's vector kernel reads itself
+HALF = [
+    ("u4", "asymmetric", 3, (1, 128), "f32", "u4", (8, 256)),
+    ("f4_e2m1", "mx", 3, (1, 32), "e8m0", None, (8, 256)),
+    ("s8", "symmetric", 1, None, "bf16", None, (8, 256)),
+    ("s4", "asymmetric", 3, (1, 32), "f16", "s8", (8, 256)),
+]
+
+
+@pytest.mark.parametrize("src_dt", ["f16", "bf16"])
+@pytest.mark.parametrize("case", HALF, ids=[f"{c[0]}-{c[1]}-m{c[2]}-{c[4]}" for c in HALF])
+def test_quantize_reads_f16_and_bf16_sources(engine, src_dt, case):
+    """An f16 or bf16 source: read by the CPU strategy's vector kernel itself
+    (no reorder into an f32 copy first), through the route on the GPU
+    strategy; bit for bit the reference's of the same values as f32."""
+    dst_dt, scheme, mask, groups, scale_dt, zp_dt, dims = case
+    md = cly.MemoryDesc(dims, src_dt)
+    q = cly.Quantize(md, dst_dt, scheme=scheme, mask=mask, groups=groups,
+                     scale_data_type=scale_dt, zero_point_data_type=zp_dt, engine=engine)
+    if engine.is_device and engine.profile.strategy == "cpu":
+        assert q.plan.batch and q.plan.src_dt == src_dt and "reorder" not in q.impl, q.impl
+    elif engine.is_device:
+        assert "reorder in + quantize" in q.impl, q.impl
+    x = _data(dims, seed=6).astype(md.dtype.numpy)
+    dst, scales, zps = _check(q, engine, case, x)
+    deq, s = _dequantize(q, engine, dst, scales, zps)
+    wide = x.astype(np.float64)
+    ok = ~np.isnan(wide)
+    limit = _steps(q, wide, s) * (1 + 2.0 ** -20) + np.abs(wide) * 2.0 ** -22
+    assert (np.abs(deq.astype(np.float64) - wide)[ok] <= limit[ok]).all()
 
 
 def test_quantize_routes_on_the_gpu_strategy(gpu_engine):
@@ -325,35 +359,59 @@ def test_quantize_execute_checks_memories(host_engine):
 
 
 @pytest.mark.parametrize("prefetch", ["builtin", "opencl"])
-@pytest.mark.parametrize("dims, dt, scheme, groups", [
-    ((64, 4096), "u4", "asymmetric", (1, 128)),    # 16 groups, 8 KiB a work-item
-    ((64, 4096), "f4_e2m1", "mx", (1, 32)),         # 16 groups, 2 KiB: two ahead
-    ((32, 512), "s8", "mx", (1, 32)),               # 2 groups a work-item
+@pytest.mark.parametrize("dims, src_dt, dt, scheme, groups", [
+    ((64, 4096), "f32", "u4", "asymmetric", (1, 128)),   # 16 groups, 8 KiB a work-item
+    ((64, 4096), "f32", "f4_e2m1", "mx", (1, 32)),       # 16 groups, 2 KiB: two ahead
+    ((32, 512), "f32", "s8", "mx", (1, 32)),             # 2 groups a work-item
+    ((64, 4096), "f16", "f4_e2m1", "mx", (1, 32)),       # 1 KiB: four ahead
+    ((64, 4096), "bf16", "s4", "symmetric", (1, 16)),    # 32-byte groups: a line per two
 ])
-def test_vector_kernel_fetches_a_later_work_items_lines_once(prefetch, dims, dt, scheme, groups):
+def test_vector_kernel_fetches_a_later_work_items_lines_once(prefetch, dims, src_dt, dt,
+                                                              scheme, groups):
     """The CPU strategy's vector kernel fetches, while it quantizes, every
-    cache line of the work-item at least 4 KiB ahead once, no further than
+    64-byte line of the work-item at least 4 KiB ahead once, no further than
     the last work-item's groups, with the device's kind of prefetch."""
     import re
 
     from clayout.gpu.render_quantize import plan_quantize, render_quantize
 
-    spec = cly.Quantize(cly.MemoryDesc(dims, "f32"), dt, scheme=scheme, mask=3, groups=groups,
+    spec = cly.Quantize(cly.MemoryDesc(dims, src_dt), dt, scheme=scheme, mask=3, groups=groups,
                         engine=cly.Engine("host")).spec
     plan = plan_quantize(spec, "cpu", prefetch=prefetch)
-    assert plan.batch and plan.prefetch == prefetch
+    assert plan.batch and plan.prefetch == prefetch and plan.src_dt == src_dt
     source = render_quantize(plan)
-    call = "__builtin_prefetch(" if prefetch == "builtin" else "prefetch("
-    other = "prefetch(" if prefetch == "builtin" else "__builtin_prefetch("
-    assert other not in source.replace(call, "")
+    if prefetch == "builtin":  # no OpenCL C prefetch beside the builtin
+        assert not re.search(r"\bprefetch\(", source)
+    else:
+        assert "__builtin_prefetch" not in source
     if prefetch == "builtin":
         offsets = [int(n) for n in re.findall(r"__builtin_prefetch\(next \+ (\d+)u\);", source)]
     else:
-        offsets = [int(n) for n in re.findall(r"\bprefetch\(next \+ (\d+)u, 16\);", source)]
-    assert sorted(offsets) == list(range(0, plan.batch * plan.group, 16))  # 64-byte lines
-    found = re.search(r"next = src \+ min\(g0 \+ (\d+)u, \(uint\)(\d+)u\) \* (\d+)u;", source)
+        offsets = [int(n) for n in re.findall(r"\bprefetch\(next \+ (\d+)u, 64\);", source)]
+    size = {"f32": 4, "f16": 2, "bf16": 2}[src_dt]
+    assert sorted(offsets) == list(range(0, plan.batch * plan.group * size, 64))
+    found = re.search(r"next = \(__global const uchar \*\)\(src \+ min\(g0 \+ (\d+)u, "
+                      r"\(uint\)(\d+)u\) \* (\d+)u\);", source)
     ahead, last, group = (int(n) for n in found.groups())
     assert group == plan.group and ahead % plan.batch == 0
-    assert ahead * group * 4 >= 4096 and (ahead - plan.batch) * group * 4 < 4096
+    assert ahead * group * size >= 4096 and (ahead - plan.batch) * group * size < 4096
     assert last == (plan.items - 1) * plan.batch  # the last work-item's own groups
-    assert plan_quantize(spec, "gpu", prefetch=prefetch).prefetch == ""  # no vector kernel
+    if src_dt == "f32":
+        assert plan_quantize(spec, "gpu", prefetch=prefetch).prefetch == ""  # no vector kernel
+    else:
+        with pytest.raises(ValueError, match=f"src {src_dt}: the kernel reads f32"):
+            plan_quantize(spec, "gpu", prefetch=prefetch)  # the GPU strategy routes it
+
+
+@pytest.mark.parametrize("src_dt", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("dims, mask, groups", [((0, 256), 3, (1, 128)), ((0, 256), 0, None),
+                                                ((4, 0), 1, None)])
+def test_quantize_of_nothing_runs(engine, src_dt, dims, mask, groups):
+    """A zero-size source of any type: created and executed, nothing written."""
+    md = cly.MemoryDesc(dims, src_dt)
+    q = cly.Quantize(md, "s8", scheme="symmetric", mask=mask, groups=groups, engine=engine)
+    assert q.dst_md.nelems() == 0
+    mems = [cly.Memory(m, engine) for m in (q.dst_md, q.scales_md)]
+    stream = cly.Stream(engine)
+    q.execute(stream, cly.Memory(md, engine), *mems)
+    stream.wait()

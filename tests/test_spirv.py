@@ -209,13 +209,17 @@ def every_source():
     out += [(f"runtime-{p}", render_runtime_kernel(plan_runtime_kernel(RUNTIME, profile)))
             for p, profile in PROFILES.items()]
     # Quantize's kernels: the CPU strategy's vector kernel with the prefetch
-    # a SPIR-V build gets (OpenCL C's), the GPU strategy's coalesced kernel.
+    # a SPIR-V build gets (OpenCL C's), on f32 and on f16, the GPU
+    # strategy's coalesced kernel.
     from clayout.gpu.render_quantize import plan_quantize, render_quantize
 
     spec = cly.Quantize(cly.MemoryDesc((64, 512), "f32"), "u4", scheme="asymmetric", mask=3,
                         groups=(1, 128), engine=cly.Engine("host")).spec
     out += [(f"quantize-{s}", render_quantize(plan_quantize(spec, s, prefetch="opencl")))
             for s in ("cpu", "gpu")]
+    spec = cly.Quantize(cly.MemoryDesc((64, 512), "f16"), "f4_e2m1", scheme="mx", mask=3,
+                        groups=(1, 32), engine=cly.Engine("host")).spec  # vload_half16
+    out.append(("quantize-f16", render_quantize(plan_quantize(spec, "cpu", prefetch="opencl"))))
     return out
 
 

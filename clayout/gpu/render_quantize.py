@@ -39,6 +39,12 @@ BATCH_ITEMS = 256
 #: groups of a later one are fetched. 4 KiB: MXFP4's 2 KiB work-items were
 #: 5-10% faster fetching two ahead than one on PoCL and Intel's runtime.
 PREFETCH_AHEAD_BYTES = 4096
+#: The bytes one prefetch brings in: a CPU's cache line.
+CACHE_LINE = 64
+#: Source types besides f32 that the vector kernel reads itself, widened to
+#: f32 (exactly) as it loads them; other kernels take them through a
+#: reorder into an f32 copy (quantize_route.py), 4x the bytes.
+HALF_SOURCES = ("f16", "bf16")
 #: The GPU strategy's coalesced kernel (groups of L elements, L / 4 a power
 #: of two up to the work-group): work-items a work-group, 4 elements each
 #: per pass, and passes (so that the staged codes, scales and zero points
@@ -67,6 +73,7 @@ class QuantizePlan:
     lanes: int = 0  # work-group size of the coalesced kernel (0: another kernel)
     passes: int = 0  # its passes of 4 * lanes elements per work-group
     prefetch: str = ""  # the vector kernel's cache-line fetch: "builtin" or "opencl"
+    src_dt: str = "f32"  # f16 and bf16 in the vector kernel only
 
     @property
     def elements(self) -> int:
@@ -100,10 +107,16 @@ def c_order(md: MemoryDesc) -> bool:
     return all(n == 1 or s == w for n, s, w in zip(md.dims, md.strides, reversed(strides)))
 
 
-def why_not(spec: QuantizeSpec) -> str | None:
-    """Why the kernel does not serve ``spec`` (None: it does)."""
-    if spec.src_md.data_type != "f32":
-        return f"src {spec.src_md.data_type}: the kernel reads f32"
+def why_not(spec: QuantizeSpec, strategy: str) -> str | None:
+    """Why the kernel of ``strategy`` ("cpu" or "gpu") does not serve
+    ``spec`` (None: it does). Sources are f32, or f16 and bf16 where the CPU
+    strategy's vector kernel takes the spec."""
+    src = spec.src_md.data_type
+    if src != "f32" and not (src in HALF_SOURCES and strategy == "cpu"
+                             and _vector_kernel(spec)):
+        return (f"src {src}: the kernel reads f32" + (
+            " (f16 and bf16 only in the CPU strategy's vector kernel)"
+            if src in HALF_SOURCES else ""))
     if not c_order(spec.src_md) or not c_order(spec.dst_md):
         return "src and dst must be plain C order (no blocks, padding, gaps or offset)"
     if not spec.contiguous_groups():
@@ -113,6 +126,27 @@ def why_not(spec: QuantizeSpec) -> str | None:
     if spec.src_md.nelems() >= 2**40:
         return "more than 2^40 elements"
     return None
+
+
+def _parts(spec: QuantizeSpec) -> int:
+    """Chunks a group is split in (two launches), 1 for whole groups."""
+    length = spec.group_length
+    groups = spec.src_md.nelems() // length
+    if length <= SPLIT_ABOVE or groups >= TARGET_ITEMS:
+        return 1
+    packed = spec.dst_md.dtype.packed
+    fits = [p for p in range(2, min(MAX_PARTS, length // MIN_CHUNK) + 1)
+            if length % p == 0 and (not packed or (length // p) % 2 == 0)]
+    enough = [p for p in fits if groups * p >= TARGET_ITEMS]
+    return enough[0] if enough else (fits[-1] if fits else 1)
+
+
+def _vector_kernel(spec: QuantizeSpec) -> bool:
+    """Whether the CPU strategy takes the vector kernel for ``spec``."""
+    length = spec.group_length
+    if length == 0 or spec.src_md.nelems() == 0:
+        return False
+    return _batch(spec, length, spec.src_md.nelems() // length, _parts(spec)) > 0
 
 
 def _vec(chunk: int) -> int:
@@ -128,7 +162,11 @@ def plan_quantize(spec: QuantizeSpec, strategy: str, max_work_group: int = COALE
     ``strategy`` whose work-groups hold up to ``max_work_group`` work-items;
     the GPU strategy's coalesced kernel stages codes as words in local
     memory, so it needs a ``little_endian`` device. ``prefetch``: how the
-    device's kernels fetch a cache line ahead (DeviceProfile.prefetch)."""
+    device's kernels fetch a cache line ahead (DeviceProfile.prefetch).
+    Raises ValueError where ``why_not`` refuses ``spec`` on ``strategy``."""
+    why = why_not(spec, strategy)
+    if why is not None:
+        raise ValueError(f"no quantize kernel of the {strategy} strategy serves this: {why}")
     length = spec.group_length
     if (strategy == "gpu" and little_endian and max_work_group >= COALESCED_LANES
             and length % 4 == 0 and (4 * COALESCED_LANES) % length == 0):
@@ -139,13 +177,7 @@ def plan_quantize(spec: QuantizeSpec, strategy: str, max_work_group: int = COALE
                             >= 2**31, strategy, lanes=COALESCED_LANES,
                             passes=COALESCED_PASSES)
     groups = spec.src_md.nelems() // length
-    packed = spec.dst_md.dtype.packed
-    parts = 1
-    if length > SPLIT_ABOVE and groups < TARGET_ITEMS:
-        fits = [p for p in range(2, min(MAX_PARTS, length // MIN_CHUNK) + 1)
-                if length % p == 0 and (not packed or (length // p) % 2 == 0)]
-        enough = [p for p in fits if groups * p >= TARGET_ITEMS]
-        parts = enough[0] if enough else (fits[-1] if fits else 1)
+    parts = _parts(spec)
     chunk = length // parts
     gpi = 1 if parts > 1 else max(1, ITEM_ELEMENTS // length)
     if spec.zero_point_data_type in ("s4", "u4") and parts == 1:
@@ -154,7 +186,8 @@ def plan_quantize(spec: QuantizeSpec, strategy: str, max_work_group: int = COALE
     return QuantizePlan(spec.scheme, spec.dst_md.data_type, spec.scale_data_type,
                         spec.zero_point_data_type, length, groups, chunk, parts, gpi,
                         _vec(chunk), spec.src_md.nelems() + length >= 2**31, strategy,
-                        batch, prefetch=prefetch if batch else "")
+                        batch, prefetch=prefetch if batch else "",
+                        src_dt=spec.src_md.data_type)
 
 
 def _batch(spec: QuantizeSpec, length: int, groups: int, parts: int) -> int:
@@ -206,17 +239,34 @@ def render_quantize(plan: QuantizePlan) -> str:
         float_literal=_float, helpers=helpers, batch=plan.batch, group=plan.group,
         nv=plan.group // 16, packed=dst in ("s4", "u4", "f4_e2m1"),
         word=1 if dst in ("s4", "u4", "f4_e2m1") else 2, stores=_stores(plan),
-        prefetch=plan.prefetch, ahead=_ahead(plan),
+        prefetch=plan.prefetch, ahead=_ahead(plan), fetches=_fetches(plan), line=CACHE_LINE,
+        src_dt=plan.src_dt, src_type={"f32": "float", "f16": "half", "bf16": "ushort"}[plan.src_dt],
         # what convert.cl.mako's helper functions may read
         ct="float", aligned=False, typed_store=False, storage={})
+
+
+def _source_bytes(plan: QuantizePlan) -> int:
+    return 4 if plan.src_dt == "f32" else 2
 
 
 def _ahead(plan: QuantizePlan) -> int:
     """Work-items ahead of its own whose groups the vector kernel fetches."""
     if not plan.batch:
         return 0
-    item_bytes = 4 * plan.batch * plan.group
+    item_bytes = _source_bytes(plan) * plan.batch * plan.group
     return max(1, -(-PREFETCH_AHEAD_BYTES // item_bytes))
+
+
+def _fetches(plan: QuantizePlan) -> dict:
+    """{group: byte offsets of the cache lines fetched after its stores}:
+    each line of a work-item's groups once, after the group it starts in."""
+    if not plan.batch:
+        return {}
+    group_bytes = _source_bytes(plan) * plan.group
+    out = {g: [] for g in range(plan.batch)}
+    for line in range(0, plan.batch * group_bytes, CACHE_LINE):
+        out[line // group_bytes].append(line)
+    return out
 
 
 def _stores(plan: QuantizePlan) -> dict:

@@ -1,5 +1,6 @@
 ## Dynamic quantization (clayout/host/quantize.py holds the formulas): the
-## scales, zero points and values of f32 data, one scale per group of L
+## scales, zero points and values of f32 data (the vector kernel's: f32, f16
+## or bf16, widened as loaded), one scale per group of L
 ## consecutive elements (C order). gpu/render_quantize.py supplies the
 ## numbers. One work-item quantizes `gpi` whole groups (parts == 1), or one
 ## chunk of C elements of a group split in `parts` chunks: then a first
@@ -174,6 +175,16 @@ ${quantize_vector()}\
             ${hi} = fmax(${hi}, partials[2 * j + 1]);
         }
 </%def>\
+<%def name="load16(j)">\
+## Vector j (of 16 elements) of the work-item's groups, as float16.
+% if src_dt == "f16":
+vload_half16(${j}u, p)\
+% elif src_dt == "bf16":
+as_float16(convert_uint16(vload16(${j}u, p)) << 16)\
+% else:
+vload16(${j}u, p)\
+% endif
+</%def>\
 <%def name="lane(n, b)">${"" if b == 1 else ".s" + "0123456789abcdef"[n]}</%def>\
 <%def name="transpose_reduce(op, names, out)">\
 ## Float16 vectors `names` (one a group) combined with `op` into ${vt("float", batch)} `out`, lane n
@@ -198,7 +209,7 @@ ${quantize_vector()}\
 <%def name="vector_codes(j, n, exact)">\
 ## Vector j (of 16 elements) of the work-item: its codes as int16 q, packed into b${j}.
     {
-        const float16 x = vload16(${j}u, p);
+        const float16 x = ${load16(j)};
 %   if scheme == "mx":
         float16 v = x * m${lane(n, batch)};  // exact: a power of two
 %   elif dst_dt in int_range and exact:
@@ -269,11 +280,11 @@ ${vector_codes(g * nv + v, g, True)}\
 %     endif
 %   endif
 % endfor
-% for line in range(group // 16):
+% for offset in fetches[g]:
 %   if prefetch == "builtin":
-    __builtin_prefetch(next + ${g * group + 16 * line}u);
+    __builtin_prefetch(next + ${offset}u);
 %   else:
-    prefetch(next + ${g * group + 16 * line}u, 16);
+    prefetch(next + ${offset}u, ${line});
 %   endif
 % endfor
 </%def>\
@@ -283,17 +294,18 @@ ${vector_codes(g * nv + v, g, True)}\
 // ${batch}; then each group quantized from the values read again (cache),
 // while a later work-item's groups are fetched into the cache, a line at a
 // time: its statistics then read from the cache, not from memory.
-__kernel void ${name}(__global const float *restrict src, __global uchar *restrict dst,
+__kernel void ${name}(__global const ${src_type} *restrict src, __global uchar *restrict dst,
                       __global uchar *restrict scales${", __global uchar *restrict zps" if zp_dt else ""})
 {
     const ${idx} item = get_global_id(0);
     if (item >= ${items}u)
         return;
     const ${idx} g0 = item * ${batch}u;
-    __global const float *p = src + g0 * ${group}u;
-    // The groups of the work-item ${ahead} ahead (the last one's own: nothing
-    // past the source). A select of two pointers here crashed Intel's CPU compiler 2026.2.
-    __global const float *next = src + min(g0 + ${ahead * batch}u, (${idx})${(items - 1) * batch}u) * ${group}u;
+    __global const ${src_type} *p = src + g0 * ${group}u;
+    // The bytes of the groups of the work-item ${ahead} ahead (the last one's own:
+    // nothing past the source). A select of two pointers here crashed Intel's
+    // CPU compiler 2026.2.
+    __global const uchar *next = (__global const uchar *)(src + min(g0 + ${ahead * batch}u, (${idx})${(items - 1) * batch}u) * ${group}u);
 % for g in range(batch):
     float16 h${g} = (float16)(0.0f);
 %   if scheme == "asymmetric":
@@ -301,7 +313,7 @@ __kernel void ${name}(__global const float *restrict src, __global uchar *restri
 %   endif
 %   for v in range(nv):
     {
-        const float16 x = vload16(${g * nv + v}u, p);
+        const float16 x = ${load16(g * nv + v)};
 %     if scheme == "asymmetric":
         l${g} = select(l${g}, x, x < l${g});  // NaN skipped
         h${g} = select(h${g}, x, x > h${g});

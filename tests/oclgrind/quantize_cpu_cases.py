@@ -3,12 +3,12 @@
     CLAYOUT_STRATEGY=cpu oclgrind --data-races python quantize_cpu_cases.py
 
 Quantize's CPU-strategy kernels (templates/quantize.cl.mako): the vector
-kernel (several groups a work-item, statistics as vectors, the source of a
-later work-item fetched ahead) and the loop kernel. Each output lies in a
-guarded buffer; the script checks the values, scales and zero points
-against the tests' own reference (tests/quantize_reference.py) and that no
-byte past them changed. Oclgrind reports any out-of-bounds access or data
-race on stderr (the test fails on any). Prints 'ok N' after N cases."""
+kernel (several groups a work-item, statistics as vectors; f32, f16 and
+bf16 sources) and the loop kernel. Each output lies in a guarded buffer; the script checks the
+values, scales and zero points against the tests' own reference
+(tests/quantize_reference.py) and that no byte past them changed.
+Oclgrind reports any out-of-bounds access or data race on stderr (the
+test fails on any). Prints 'ok N' after N cases."""
 import os
 import pathlib
 import sys
@@ -23,10 +23,11 @@ from quantize_reference import reference  # noqa: E402
 GUARD = 0x5A
 
 #: (dims, dst, scheme, groups, scale type, zero-point type, kernel): "vector"
-#: cases take 2 or 16 groups a work-item (the last work-items fetch no
-#: further than the source's end), "loop" the loop kernel. (A group split
-#: in chunks, two launches, stops Oclgrind 21.10 on an assertion as the
-#: second launch begins: not run here.)
+#: cases take 2 or 16 groups a work-item, "loop" the loop kernel. (Oclgrind's
+#: prefetch does nothing, so where the vector kernel fetches ahead is not
+#: checked here but in test_quantize.py, from the rendered source. A group
+#: split in chunks, two launches, stops Oclgrind 21.10 on an assertion as
+#: the second launch begins: not run here.)
 CASES = [
     ((32, 512), "u4", "asymmetric", (1, 128), "f32", "u4", "vector"),
     ((32, 512), "s4", "symmetric", (1, 32), "f16", None, "vector"),
@@ -36,24 +37,32 @@ CASES = [
     ((16, 4096), "u8", "asymmetric", (1, 256), "bf16", "s32", "vector"),
     ((6, 40), "s8", "symmetric", (1, 8), "f32", None, "loop"),
 ]
+#: f16 and bf16 sources the vector kernel reads itself: (source type, case)
+HALF_CASES = [
+    ("f16", ((32, 512), "u4", "asymmetric", (1, 128), "f32", "u4", "vector")),
+    ("bf16", ((64, 4096), "f4_e2m1", "mx", (1, 32), "e8m0", None, "vector")),
+]
 
 
 def kernel_of(plan) -> str:
     return "split" if plan.parts > 1 else "vector" if plan.batch else "loop"
 
 
-def run(engine, rng, case):
+def run(engine, rng, case, src_dt="f32"):
     dims, dt, scheme, groups, scale_dt, zp_dt, kernel = case
-    x = (rng.standard_normal(dims) * 4).astype(np.float32)
-    q = cly.Quantize(cly.MemoryDesc(dims, "f32"), dt, scheme=scheme, mask=3, groups=groups,
+    md = cly.MemoryDesc(dims, src_dt)
+    x = (rng.standard_normal(dims) * 4).astype(md.dtype.numpy)
+    q = cly.Quantize(md, dt, scheme=scheme, mask=3, groups=groups,
                      scale_data_type=scale_dt, zero_point_data_type=zp_dt, engine=engine)
     assert q.plan is not None and kernel_of(q.plan) == kernel, (case, q.impl)
+    assert q.plan.src_dt == src_dt, (case, q.impl)
     mds = [q.dst_md, q.scales_md] + ([q.zero_points_md] if q.zero_points_md else [])
     wholes = [cly.Memory(cly.MemoryDesc((md.size + 64,), "u8"), engine,
                          raw=np.full(md.size + 64, GUARD, np.uint8)) for md in mds]
     outs = [cly.Memory(md, engine, buffer=w) for md, w in zip(mds, wholes)]
     q.execute(cly.Stream(engine), cly.Memory.from_numpy(q.src_md, engine, x), *outs).wait()
-    values, scales, zps = reference(x, dt, scheme, 3, groups, scale_dt, zp_dt)
+    values, scales, zps = reference(x.astype(np.float32), dt, scheme, 3, groups, scale_dt,
+                                    zp_dt)
     assert np.array_equal(outs[0].to_numpy().astype(np.float32), values), case
     if scheme == "mx":
         assert np.array_equal(outs[1].raw()[:scales.size], scales), case
@@ -71,7 +80,9 @@ def main():
     rng = np.random.default_rng(0)
     for case in CASES:
         run(engine, rng, case)
-    print("ok", len(CASES), "on", engine.profile.name)
+    for src_dt, case in HALF_CASES:
+        run(engine, rng, case, src_dt)
+    print("ok", len(CASES) + len(HALF_CASES), "on", engine.profile.name)
 
 
 if __name__ == "__main__":
