@@ -119,7 +119,9 @@ class Quantize:
         self._route = None
         self._temporaries = None  # the route's buffers (quantize_route.Temporaries)
         why = ("the host engine" if not self.engine.is_device
-               else why_not(spec, self.engine.profile.strategy))
+               else why_not(spec, self.engine.profile.strategy,
+                            self.engine.profile.max_work_group_size,
+                            self.engine.profile.little_endian))
         if why is None and self.src_md.nelems() == 0:
             why = "zero-size: nothing to do"
         kernel_spec = spec

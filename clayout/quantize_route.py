@@ -1,11 +1,11 @@
 """Quantize on a device where its kernel does not serve the memories as
 they are (gpu/render_quantize.py ``why_not``): device reorders around it.
 
-The quantize kernel reads f32 (the CPU strategy's vector kernel also f16
+The quantize kernel reads f32 (its vector and coalesced kernels also f16
 and bf16) in plain C order and writes plain C order, with every group a run
-of consecutive elements. A ``Route`` reorders the
-source into that first and the values out of it after, each a generated
-reorder kernel, through buffers of its own:
+of consecutive elements. A ``Route`` reorders the source into that first
+and the values out of it after, each a generated reorder kernel, through
+buffers of its own:
 
 - groups of consecutive elements (groups along the last dim, rows, the
   tensor) with a source or destination in another layout or type (a
@@ -123,7 +123,8 @@ def plan_route(spec: QuantizeSpec, engine) -> Route | str:
         src_view, dst_view = _split(spec.src_md, ext), _split(spec.dst_md, ext)
         pre_out = _grouped_order(dims, ext, "f32")
         post_in = _grouped_order(dims, ext, dst_dt)
-    why = why_not(inner, engine.profile.strategy)
+    profile = engine.profile
+    why = why_not(inner, profile.strategy, profile.max_work_group_size, profile.little_endian)
     if why is not None:
         return why
     try:

@@ -29,7 +29,7 @@ def test_gpu_strategy_kernels_have_no_race_and_stay_in_bounds(oclgrind):
     assert cases >= 45 and words[:2] == ["ok", str(cases)] and int(words[3]) >= 30 \
         and "Oclgrind" in done.stdout, done.stdout
     # then nibble transposes and Quantize's coalesced kernel, into guarded buffers
-    assert done.stdout.splitlines()[-1] == "nibbles 4 quantize 4", done.stdout
+    assert done.stdout.splitlines()[-1] == "nibbles 4 quantize 6", done.stdout
 
 
 @pytest.mark.parametrize("strategy", ["cpu", "gpu"])

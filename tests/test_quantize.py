@@ -169,6 +169,22 @@ def test_quantize_gpu_strategy(gpu_engine, case):
     _check(q, gpu_engine, case, _data(dims, seed=1))
 
 
+@pytest.mark.parametrize("src_dt, case", [
+    ("f16", ("u4", "asymmetric", 3, (1, 32), "f32", "u4", (5, 96))),     # a part-full work-group
+    ("bf16", ("f4_e2m1", "mx", 3, (1, 32), "e8m0", None, (9, 1024))),
+    ("f16", ("s8", "symmetric", 1, None, "f16", None, (6, 1024))),
+], ids=["f16-u4-tail", "bf16-mxfp4", "f16-s8-rows"])
+def test_quantize_gpu_strategy_reads_f16_and_bf16(gpu_engine, src_dt, case):
+    """The coalesced kernel reads an f16 or bf16 source itself (a warp's
+    load 256 consecutive bytes), no reorder first; the reference's bits."""
+    dst_dt, scheme, mask, groups, scale_dt, zp_dt, dims = case
+    md = cly.MemoryDesc(dims, src_dt)
+    q = cly.Quantize(md, dst_dt, scheme=scheme, mask=mask, groups=groups,
+                     scale_data_type=scale_dt, zero_point_data_type=zp_dt, engine=gpu_engine)
+    assert q.plan.lanes == 256 and q.plan.src_dt == src_dt and "reorder" not in q.impl, q.impl
+    _check(q, gpu_engine, case, _data(dims, seed=7).astype(md.dtype.numpy))
+
+
 def test_quantize_gpu_strategy_rounds_near_halves_like_the_division(gpu_engine):
     case = ("u4", "asymmetric", 3, (1, 128), "f32", None, (64, 128))
     q = cly.Quantize(cly.MemoryDesc((64, 128), "f32"), "u4", scheme="asymmetric", mask=3,
@@ -234,9 +250,9 @@ ROUTED = [
      "reorder in + quantize + reorder out"),                      # groups down a column
     ("f8_e4m3", "symmetric", 2, None, "f32", (16, 64), "f32", None,
      "reorder in + quantize + reorder out"),                      # per column
-    # an f16 source in 9 groups (the vector kernel, which reads f16 itself,
-    # takes an even count)
-    ("f4_e2m1", "mx", 3, (1, 32), "e8m0", (9, 32), "f16", None, "reorder in + quantize"),
+    # an f16 source in 9 groups of 48 (the vector kernel, which reads f16
+    # itself, takes an even count, the coalesced one groups dividing 1024)
+    ("f4_e2m1", "symmetric", 3, (1, 48), "f32", (9, 48), "f16", None, "reorder in + quantize"),
     ("s8", "asymmetric", 7, (4, 16), "f32", (4, 16, 64), "bf16", None,
      "reorder in + quantize + reorder out"),
 ]
@@ -273,17 +289,16 @@ HALF = [
 @pytest.mark.parametrize("src_dt", ["f16", "bf16"])
 @pytest.mark.parametrize("case", HALF, ids=[f"{c[0]}-{c[1]}-m{c[2]}-{c[4]}" for c in HALF])
 def test_quantize_reads_f16_and_bf16_sources(engine, src_dt, case):
-    """An f16 or bf16 source: read by the CPU strategy's vector kernel itself
-    (no reorder into an f32 copy first), through the route on the GPU
-    strategy; bit for bit the reference's of the same values as f32."""
+    """An f16 or bf16 source: read by the CPU strategy's vector kernel and
+    the GPU strategy's coalesced kernel themselves (no reorder into an f32
+    copy first); bit for bit the reference's of the same values as f32."""
     dst_dt, scheme, mask, groups, scale_dt, zp_dt, dims = case
     md = cly.MemoryDesc(dims, src_dt)
     q = cly.Quantize(md, dst_dt, scheme=scheme, mask=mask, groups=groups,
                      scale_data_type=scale_dt, zero_point_data_type=zp_dt, engine=engine)
-    if engine.is_device and engine.profile.strategy == "cpu":
-        assert q.plan.batch and q.plan.src_dt == src_dt and "reorder" not in q.impl, q.impl
-    elif engine.is_device:
-        assert "reorder in + quantize" in q.impl, q.impl
+    if engine.is_device:
+        kernel = q.plan.batch if engine.profile.strategy == "cpu" else q.plan.lanes
+        assert kernel and q.plan.src_dt == src_dt and "reorder" not in q.impl, q.impl
     x = _data(dims, seed=6).astype(md.dtype.numpy)
     dst, scales, zps = _check(q, engine, case, x)
     deq, s = _dequantize(q, engine, dst, scales, zps)
@@ -396,11 +411,7 @@ def test_vector_kernel_fetches_a_later_work_items_lines_once(prefetch, dims, src
     assert group == plan.group and ahead % plan.batch == 0
     assert ahead * group * size >= 4096 and (ahead - plan.batch) * group * size < 4096
     assert last == (plan.items - 1) * plan.batch  # the last work-item's own groups
-    if src_dt == "f32":
-        assert plan_quantize(spec, "gpu", prefetch=prefetch).prefetch == ""  # no vector kernel
-    else:
-        with pytest.raises(ValueError, match=f"src {src_dt}: the kernel reads f32"):
-            plan_quantize(spec, "gpu", prefetch=prefetch)  # the GPU strategy routes it
+    assert plan_quantize(spec, "gpu", prefetch=prefetch).prefetch == ""  # no vector kernel
 
 
 @pytest.mark.parametrize("src_dt", ["f32", "f16", "bf16"])

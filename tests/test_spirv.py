@@ -218,8 +218,9 @@ def every_source():
     out += [(f"quantize-{s}", render_quantize(plan_quantize(spec, s, prefetch="opencl")))
             for s in ("cpu", "gpu")]
     spec = cly.Quantize(cly.MemoryDesc((64, 512), "f16"), "f4_e2m1", scheme="mx", mask=3,
-                        groups=(1, 32), engine=cly.Engine("host")).spec  # vload_half16
-    out.append(("quantize-f16", render_quantize(plan_quantize(spec, "cpu", prefetch="opencl"))))
+                        groups=(1, 32), engine=cly.Engine("host")).spec  # vload_half
+    out += [(f"quantize-f16-{s}", render_quantize(plan_quantize(spec, s, prefetch="opencl")))
+            for s in ("cpu", "gpu")]
     return out
 
 

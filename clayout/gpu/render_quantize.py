@@ -41,9 +41,10 @@ BATCH_ITEMS = 256
 PREFETCH_AHEAD_BYTES = 4096
 #: The bytes one prefetch brings in: a CPU's cache line.
 CACHE_LINE = 64
-#: Source types besides f32 that the vector kernel reads itself, widened to
-#: f32 (exactly) as it loads them; other kernels take them through a
-#: reorder into an f32 copy (quantize_route.py), 4x the bytes.
+#: Source types besides f32 that the vector and coalesced kernels read
+#: themselves, widened to f32 (exactly) as they load them; the loop and split
+#: kernels take them through a reorder into an f32 copy (quantize_route.py),
+#: 4x the bytes.
 HALF_SOURCES = ("f16", "bf16")
 #: The GPU strategy's coalesced kernel (groups of L elements, L / 4 a power
 #: of two up to the work-group): work-items a work-group, 4 elements each
@@ -73,7 +74,7 @@ class QuantizePlan:
     lanes: int = 0  # work-group size of the coalesced kernel (0: another kernel)
     passes: int = 0  # its passes of 4 * lanes elements per work-group
     prefetch: str = ""  # the vector kernel's cache-line fetch: "builtin" or "opencl"
-    src_dt: str = "f32"  # f16 and bf16 in the vector kernel only
+    src_dt: str = "f32"  # f16 and bf16 in the vector and coalesced kernels only
 
     @property
     def elements(self) -> int:
@@ -107,16 +108,19 @@ def c_order(md: MemoryDesc) -> bool:
     return all(n == 1 or s == w for n, s, w in zip(md.dims, md.strides, reversed(strides)))
 
 
-def why_not(spec: QuantizeSpec, strategy: str) -> str | None:
+def why_not(spec: QuantizeSpec, strategy: str, max_work_group: int = COALESCED_LANES,
+            little_endian: bool = True) -> str | None:
     """Why the kernel of ``strategy`` ("cpu" or "gpu") does not serve
-    ``spec`` (None: it does). Sources are f32, or f16 and bf16 where the CPU
-    strategy's vector kernel takes the spec."""
+    ``spec`` on a device of that ``max_work_group`` and byte order (None:
+    it does). Sources are f32, or f16 and bf16 where the CPU strategy's
+    vector kernel or the GPU strategy's coalesced kernel takes the spec."""
     src = spec.src_md.data_type
-    if src != "f32" and not (src in HALF_SOURCES and strategy == "cpu"
-                             and _vector_kernel(spec)):
+    if src != "f32" and not (src in HALF_SOURCES and (
+            (strategy == "cpu" and _vector_kernel(spec))
+            or _coalesced(spec, strategy, max_work_group, little_endian))):
         return (f"src {src}: the kernel reads f32" + (
-            " (f16 and bf16 only in the CPU strategy's vector kernel)"
-            if src in HALF_SOURCES else ""))
+            " (f16 and bf16 only in the CPU strategy's vector kernel and the GPU "
+            "strategy's coalesced one)" if src in HALF_SOURCES else ""))
     if not c_order(spec.src_md) or not c_order(spec.dst_md):
         return "src and dst must be plain C order (no blocks, padding, gaps or offset)"
     if not spec.contiguous_groups():
@@ -139,6 +143,16 @@ def _parts(spec: QuantizeSpec) -> int:
             if length % p == 0 and (not packed or (length // p) % 2 == 0)]
     enough = [p for p in fits if groups * p >= TARGET_ITEMS]
     return enough[0] if enough else (fits[-1] if fits else 1)
+
+
+def _coalesced(spec: QuantizeSpec, strategy: str, max_work_group: int,
+               little_endian: bool) -> bool:
+    """Whether the GPU strategy takes its coalesced kernel for ``spec``:
+    groups of L elements, L / 4 a power of two up to the work-group; it
+    stages codes as words in local memory, so a little-endian device."""
+    length = spec.group_length
+    return (strategy == "gpu" and little_endian and max_work_group >= COALESCED_LANES
+            and length > 0 and length % 4 == 0 and (4 * COALESCED_LANES) % length == 0)
 
 
 def _vector_kernel(spec: QuantizeSpec) -> bool:
@@ -164,18 +178,17 @@ def plan_quantize(spec: QuantizeSpec, strategy: str, max_work_group: int = COALE
     memory, so it needs a ``little_endian`` device. ``prefetch``: how the
     device's kernels fetch a cache line ahead (DeviceProfile.prefetch).
     Raises ValueError where ``why_not`` refuses ``spec`` on ``strategy``."""
-    why = why_not(spec, strategy)
+    why = why_not(spec, strategy, max_work_group, little_endian)
     if why is not None:
         raise ValueError(f"no quantize kernel of the {strategy} strategy serves this: {why}")
     length = spec.group_length
-    if (strategy == "gpu" and little_endian and max_work_group >= COALESCED_LANES
-            and length % 4 == 0 and (4 * COALESCED_LANES) % length == 0):
+    if _coalesced(spec, strategy, max_work_group, little_endian):
         groups = spec.src_md.nelems() // length
         return QuantizePlan(spec.scheme, spec.dst_md.data_type, spec.scale_data_type,
                             spec.zero_point_data_type, length, groups, length, 1, 1, 4,
                             spec.src_md.nelems() + 4 * COALESCED_LANES * COALESCED_PASSES
                             >= 2**31, strategy, lanes=COALESCED_LANES,
-                            passes=COALESCED_PASSES)
+                            passes=COALESCED_PASSES, src_dt=spec.src_md.data_type)
     groups = spec.src_md.nelems() // length
     parts = _parts(spec)
     chunk = length // parts

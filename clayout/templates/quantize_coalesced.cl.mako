@@ -1,7 +1,8 @@
 ## Dynamic quantization on the GPU strategy (gpu/render_quantize.py): a
 ## work-group of ${lanes} work-items takes ${passes} passes of ${4 * lanes}
 ## consecutive elements, each work-item 4 of them per pass, so a warp reads
-## 512 consecutive bytes per load. A group of L = ${group} elements is
+## 512 consecutive bytes per load (256 of an f16 or bf16 source, widened to
+## f32 as loaded). A group of L = ${group} elements is
 ## ${group // 4} neighbouring work-items of one pass: their statistics meet
 ## in local memory (a butterfly, every work-item ends with its group's),
 ## each quantizes its 4 elements, and the codes, scales and zero points are
@@ -58,7 +59,7 @@ ${helper_functions()}\
 ${scale_function()}
 
 __kernel __attribute__((reqd_work_group_size(${lanes}, 1, 1)))
-void ${name}(__global const float *restrict src, __global uchar *restrict dst,
+void ${name}(__global const ${src_type} *restrict src, __global uchar *restrict dst,
              __global uchar *restrict scales${", __global uchar *restrict zps" if zp_dt else ""})
 {
     // Two buffers of statistics, read in one step of the butterfly and
@@ -74,7 +75,17 @@ void ${name}(__global const float *restrict src, __global uchar *restrict dst,
         // Pass ${p}: whole groups, so a group's work-items agree on `in`.
         const ${idx} e = base + ${p * per_pass}u + 4u * lane;
         const bool in = e < ${elements}u;
+% if src_dt == "f16":
+        // One 8-byte load, widened in registers (vloada_half4 from global
+        // memory is four 2-byte loads in clang's NVPTX code).
+        const ushort4 h = in ? *(__global const ushort4 *)(src + e) : (ushort4)(0);
+        const float4 x = vload_half4(0, (const half *)&h);
+% elif src_dt == "bf16":
+        const float4 x = in ? as_float4(convert_uint4(*(__global const ushort4 *)(src + e)) << 16)
+                            : (float4)(0.0f);
+% else:
         const float4 x = in ? *(__global const float4 *)(src + e) : (float4)(0.0f);
+% endif
 %   if scheme == "asymmetric":
         float lo = fmin(fmin(fmin(x.s0, x.s1), fmin(x.s2, x.s3)), 0.0f);
         float hi = fmax(fmax(fmax(x.s0, x.s1), fmax(x.s2, x.s3)), 0.0f);

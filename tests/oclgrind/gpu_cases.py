@@ -187,6 +187,9 @@ QUANTIZE = [
     ((5, 96), "u4", "asymmetric", (1, 32), "f16", "u4"),
     ((3, 1024), "f4_e2m1", "mx", (1, 32), "e8m0", None),
     ((9, 256), "u8", "asymmetric", (1, 256), "bf16", "s32"),
+    # f16 and bf16 sources, read by the kernel itself (the source type last)
+    ((5, 96), "u4", "asymmetric", (1, 32), "f16", "u4", "f16"),
+    ((3, 1024), "f4_e2m1", "mx", (1, 32), "e8m0", None, "bf16"),
 ]
 
 
@@ -250,18 +253,20 @@ def run_nibbles(engine, rng):
 def run_quantize(engine, rng):
     from quantize_reference import reference
 
-    for dims, dt, scheme, groups, scale_dt, zp_dt in QUANTIZE:
-        x = (rng.standard_normal(dims) * 4).astype(np.float32)
-        q = cly.Quantize(cly.MemoryDesc(dims, "f32"), dt, scheme=scheme, mask=3,
+    for dims, dt, scheme, groups, scale_dt, zp_dt, *src in QUANTIZE:
+        md = cly.MemoryDesc(dims, src[0] if src else "f32")
+        x = (rng.standard_normal(dims) * 4).astype(md.dtype.numpy)
+        q = cly.Quantize(md, dt, scheme=scheme, mask=3,
                          groups=groups, scale_data_type=scale_dt, zero_point_data_type=zp_dt,
                          engine=engine)
-        assert q.plan is not None and q.plan.lanes, q.impl
+        assert q.plan is not None and q.plan.lanes and q.plan.src_dt == md.data_type, q.impl
         mds = [q.dst_md, q.scales_md] + ([q.zero_points_md] if q.zero_points_md else [])
         wholes = [cly.Memory(cly.MemoryDesc((md.size + 64,), "u8"), engine,
                              raw=np.full(md.size + 64, GUARD, np.uint8)) for md in mds]
         outs = [cly.Memory(md, engine, buffer=w) for md, w in zip(mds, wholes)]
         q.execute(cly.Stream(engine), cly.Memory.from_numpy(q.src_md, engine, x), *outs).wait()
-        values, scales, zps = reference(x, dt, scheme, 3, groups, scale_dt, zp_dt)
+        values, scales, zps = reference(x.astype(np.float32), dt, scheme, 3, groups, scale_dt,
+                                        zp_dt)
         assert np.array_equal(outs[0].to_numpy().astype(np.float32), values), (dims, dt)
         if scheme == "mx":
             assert np.array_equal(outs[1].raw()[:scales.size], scales), (dims, dt)
