@@ -128,6 +128,16 @@ CASES = [
      OTHER_LINE),
     ("u4 ba->f16 ab 1x32 groups + zero points", ("u4", "ba"), ("f16", "ab"), (256, 512),
      "groups", None, OTHER_LINE),
+    # Quantize's coalesced kernel (issue 38): scales from the data, kind
+    # "quantize:SCHEME:GROUP" (groups of GROUP along the last dim).
+    ("quantize f32->u4 1x128 asymmetric", ("f32", "ab"), ("u4", "ab"), (64, 1024),
+     "quantize:asymmetric:128", None, F32_LINE),
+    ("quantize f32->MXFP4", ("f32", "ab"), ("f4_e2m1", "ab"), (64, 1024), "quantize:mx:32",
+     None, F32_LINE),
+    ("quantize f16->u4 1x128 asymmetric", ("f16", "ab"), ("u4", "ab"), (64, 1024),
+     "quantize:asymmetric:128", None, OTHER_LINE),
+    ("quantize bf16->MXFP4", ("bf16", "ab"), ("f4_e2m1", "ab"), (64, 1024), "quantize:mx:32",
+     None, OTHER_LINE),
 ]
 
 
@@ -229,6 +239,17 @@ def run_case(engine, stream, case, rng):
     if sdt in ("u4", "u8"):
         values = np.abs(values)
     src = cly.Memory.from_numpy(src_md, engine, values.astype(src_md.dtype.numpy))
+    if kind and kind.startswith("quantize:"):
+        _, scheme, length = kind.split(":")
+        q = cly.Quantize(src_md, ddt, scheme=scheme, mask=3, groups=(1, int(length)),
+                         engine=engine)
+        if q.plan is None or not q.plan.lanes or "reorder" in q.impl:
+            raise SystemExit(f"{name}: ran as {q.impl}, not the coalesced kernel")
+        outs = [cly.Memory(md, engine) for md in (q.dst_md, q.scales_md, q.zero_points_md)
+                if md is not None]
+        q.execute(stream, src, *outs)
+        stream.wait()
+        return
     dst = cly.Memory(dst_md, engine)
     if group:
         primitive = cly.Shuffle(src_md, 1, group, engine=engine)

@@ -54,7 +54,8 @@ def measure(gpusim, only: str | None, seed: int | None) -> list[tuple[int, list[
         results = []
         for path in sorted(pathlib.Path(out).glob("*.jsonl"), key=lambda p: int(p.stem)):
             rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-            rows = [r for r in rows if r["kernel"].startswith(("reorder_", "shuffle_"))]
+            rows = [r for r in rows
+                    if r["kernel"].startswith(("reorder_", "shuffle_", "quantize_"))]
             results.append((int(path.stem), rows))
         return results
 
