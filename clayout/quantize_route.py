@@ -102,13 +102,22 @@ def plan_route(spec: QuantizeSpec, engine) -> Route | str:
 
     dims, ext = spec.src_md.dims, spec.extents
     dst_dt = spec.dst_md.data_type
+    profile = engine.profile
+    serves = (profile.strategy, profile.max_work_group_size, profile.little_endian)
     if spec.contiguous_groups():
-        inner = check_quantize(MemoryDesc(dims, "f32"), dst_dt, spec.scheme, spec.mask,
-                               spec.groups, spec.scale_data_type, spec.zero_point_data_type,
-                               None)
+        def inner_of(src_dt):
+            return check_quantize(MemoryDesc(dims, src_dt), dst_dt, spec.scheme, spec.mask,
+                                  spec.groups, spec.scale_data_type,
+                                  spec.zero_point_data_type, None)
+
+        # A C-order source the kernel reads as it is (f32, or f16 and bf16
+        # where it widens them itself) needs no reorder in.
+        inner = inner_of(spec.src_md.data_type) if c_order(spec.src_md) else None
+        if inner is None or why_not(inner, *serves) is not None:
+            inner = inner_of("f32")
         src_view, dst_view = spec.src_md, spec.dst_md
-        pre_out = None if c_order(spec.src_md) and spec.src_md.data_type == "f32" \
-            else inner.src_md
+        pre_out = None if inner.src_md.data_type == spec.src_md.data_type \
+            and c_order(spec.src_md) else inner.src_md
         post_in = None if c_order(spec.dst_md) else inner.dst_md
     else:
         for side, md in (("src", spec.src_md), ("dst", spec.dst_md)):
@@ -123,8 +132,7 @@ def plan_route(spec: QuantizeSpec, engine) -> Route | str:
         src_view, dst_view = _split(spec.src_md, ext), _split(spec.dst_md, ext)
         pre_out = _grouped_order(dims, ext, "f32")
         post_in = _grouped_order(dims, ext, dst_dt)
-    profile = engine.profile
-    why = why_not(inner, profile.strategy, profile.max_work_group_size, profile.little_endian)
+    why = why_not(inner, *serves)
     if why is not None:
         return why
     try:

@@ -242,6 +242,8 @@ def test_quantize_rounds_near_halves_like_the_division(engine, case):
 ROUTED = [
     ("s8", "asymmetric", 3, (1, 32), "f32", (16, 64), "f32", "AB8a4b", "quantize + reorder out"),
     ("u4", "asymmetric", 3, (1, 32), "f16", (16, 64), "f32", "ba", "quantize + reorder out"),
+    # an f16 source the kernel reads itself: no reorder in, even when routed
+    ("u4", "asymmetric", 3, (1, 32), "f32", (16, 64), "f16", "ba", "quantize + reorder out"),
     ("u8", "asymmetric", 3, (4, 32), "f32", (32, 256), "f32", None,
      "reorder in + quantize + reorder out"),                      # two-dim groups
     ("s4", "symmetric", 3, (8, 16), "bf16", (64, 128), "f32", None,
