@@ -10,8 +10,8 @@ buffers of its own:
 - groups of consecutive elements (groups along the last dim, rows, the
   tensor) with a source or destination in another layout or type (a
   blocked destination, a strided window, an f16 source the kernel does not
-  read itself): the source to a
-  C-order f32 copy, the values from a C-order copy into the destination;
+  read itself): the source to a C-order f32 copy, the values from a
+  C-order copy into the destination;
 - groups that are no such run (two-dim groups, groups along a column):
   each dim split in (groups, extent) in plain strided views of both sides,
   the source copied with every group's elements next to each other (the

@@ -56,7 +56,6 @@ def _opencl_prefetch(profile):
 # Kernels are cached per context, weakly (gpu/cache.py), but a dpctl
 # SyclContext cannot be weakly referenced: each context's engines share
 # one scope object that stands for it.
-
 class _Scope:
     __slots__ = ("__weakref__", "context")
 
