@@ -250,9 +250,30 @@ def run_nibbles(engine, rng):
         assert (after[dst_md.size:] == GUARD).all(), (sdt, ddt, "wrote past the end")
 
 
-def run_quantize(engine, rng):
+def quantize_guarded(engine, q, x, dt, scheme, groups, scale_dt, zp_dt, what):
+    """Run Quantize ``q`` on ``x`` into guarded buffers: the values, scales
+    and zero points must be the reference's and no byte past them changed."""
     from quantize_reference import reference
 
+    mds = [q.dst_md, q.scales_md] + ([q.zero_points_md] if q.zero_points_md else [])
+    wholes = [cly.Memory(cly.MemoryDesc((md.size + 64,), "u8"), engine,
+                         raw=np.full(md.size + 64, GUARD, np.uint8)) for md in mds]
+    outs = [cly.Memory(md, engine, buffer=w) for md, w in zip(mds, wholes)]
+    q.execute(cly.Stream(engine), cly.Memory.from_numpy(q.src_md, engine, x), *outs).wait()
+    values, scales, zps = reference(x.astype(np.float32), dt, scheme, 3, groups, scale_dt,
+                                    zp_dt)
+    assert np.array_equal(outs[0].to_numpy().astype(np.float32), values), what
+    if scheme == "mx":
+        assert np.array_equal(outs[1].raw()[:scales.size], scales), what
+    else:
+        assert np.array_equal(outs[1].to_numpy().astype(np.float32).ravel(), scales), what
+    if zps is not None:
+        assert np.array_equal(outs[2].to_numpy().astype(np.int64).ravel(), zps), what
+    for md, whole in zip(mds, wholes):
+        assert (whole.raw()[md.size:] == GUARD).all(), (what, "wrote past the end")
+
+
+def run_quantize(engine, rng):
     for dims, dt, scheme, groups, scale_dt, zp_dt, *src in QUANTIZE:
         md = cly.MemoryDesc(dims, src[0] if src else "f32")
         x = (rng.standard_normal(dims) * 4).astype(md.dtype.numpy)
@@ -260,22 +281,7 @@ def run_quantize(engine, rng):
                          groups=groups, scale_data_type=scale_dt, zero_point_data_type=zp_dt,
                          engine=engine)
         assert q.plan is not None and q.plan.lanes and q.plan.src_dt == md.data_type, q.impl
-        mds = [q.dst_md, q.scales_md] + ([q.zero_points_md] if q.zero_points_md else [])
-        wholes = [cly.Memory(cly.MemoryDesc((md.size + 64,), "u8"), engine,
-                             raw=np.full(md.size + 64, GUARD, np.uint8)) for md in mds]
-        outs = [cly.Memory(md, engine, buffer=w) for md, w in zip(mds, wholes)]
-        q.execute(cly.Stream(engine), cly.Memory.from_numpy(q.src_md, engine, x), *outs).wait()
-        values, scales, zps = reference(x.astype(np.float32), dt, scheme, 3, groups, scale_dt,
-                                        zp_dt)
-        assert np.array_equal(outs[0].to_numpy().astype(np.float32), values), (dims, dt)
-        if scheme == "mx":
-            assert np.array_equal(outs[1].raw()[:scales.size], scales), (dims, dt)
-        else:
-            assert np.array_equal(outs[1].to_numpy().astype(np.float32).ravel(), scales)
-        if zps is not None:
-            assert np.array_equal(outs[2].to_numpy().astype(np.int64).ravel(), zps)
-        for md, whole in zip(mds, wholes):
-            assert (whole.raw()[md.size:] == GUARD).all(), (dims, dt, "wrote past the end")
+        quantize_guarded(engine, q, x, dt, scheme, groups, scale_dt, zp_dt, (dims, dt))
 
 
 def main():

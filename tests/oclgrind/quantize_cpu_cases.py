@@ -16,11 +16,10 @@ import sys
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # gpu_cases, when imported
 
 import clayout as cly  # noqa: E402
-from quantize_reference import reference  # noqa: E402
-
-GUARD = 0x5A
+from gpu_cases import quantize_guarded  # noqa: E402 - the same check as the GPU strategy's
 
 #: (dims, dst, scheme, groups, scale type, zero-point type, kernel): "vector"
 #: cases take 2 or 16 groups a work-item, "loop" the loop kernel. (Oclgrind's
@@ -56,22 +55,7 @@ def run(engine, rng, case, src_dt="f32"):
                      scale_data_type=scale_dt, zero_point_data_type=zp_dt, engine=engine)
     assert q.plan is not None and kernel_of(q.plan) == kernel, (case, q.impl)
     assert q.plan.src_dt == src_dt, (case, q.impl)
-    mds = [q.dst_md, q.scales_md] + ([q.zero_points_md] if q.zero_points_md else [])
-    wholes = [cly.Memory(cly.MemoryDesc((md.size + 64,), "u8"), engine,
-                         raw=np.full(md.size + 64, GUARD, np.uint8)) for md in mds]
-    outs = [cly.Memory(md, engine, buffer=w) for md, w in zip(mds, wholes)]
-    q.execute(cly.Stream(engine), cly.Memory.from_numpy(q.src_md, engine, x), *outs).wait()
-    values, scales, zps = reference(x.astype(np.float32), dt, scheme, 3, groups, scale_dt,
-                                    zp_dt)
-    assert np.array_equal(outs[0].to_numpy().astype(np.float32), values), case
-    if scheme == "mx":
-        assert np.array_equal(outs[1].raw()[:scales.size], scales), case
-    else:
-        assert np.array_equal(outs[1].to_numpy().astype(np.float32).ravel(), scales), case
-    if zps is not None:
-        assert np.array_equal(outs[2].to_numpy().astype(np.int64).ravel(), zps), case
-    for md, whole in zip(mds, wholes):
-        assert (whole.raw()[md.size:] == GUARD).all(), (case, "wrote past the end")
+    quantize_guarded(engine, q, x, dt, scheme, groups, scale_dt, zp_dt, case)
 
 
 def main():
