@@ -237,6 +237,45 @@ def test_quantize_rounds_near_halves_like_the_division(engine, case):
     _check(q, engine, case, _near_halves(dims, scheme == "asymmetric"))
 
 
+def _e2m1_ties(blocks, seed=7):
+    """MX blocks of 32 whose values, after the block's scale 2^k, lie within
+    8 ulps of every tie and every point of e2m1's grid (and of 6, past which
+    it saturates), with both signs, -0 and subnormals; one block holds a NaN.
+    Each block's largest |x| is 4 * 2^k (its scale 2^k)."""
+    rng = np.random.default_rng(seed)
+    f32 = np.float32
+    points = [0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 7.0]
+    near = [np.float32(0.0)]
+    for p in points:
+        up = dn = f32(p)
+        near.append(up)
+        for _ in range(8):
+            up, dn = np.nextafter(up, f32(8)), np.nextafter(dn, f32(0))
+            near += [up, dn]
+    near += [f32(2.0 ** -149), f32(2.0 ** -127), np.nextafter(f32(8), f32(0))]
+    pool = np.array(near, f32)
+    x = np.empty((blocks, 32), f32)
+    for b in range(blocks):
+        v = rng.choice(pool, 31) * rng.choice(f32([1, -1]), 31)
+        v[rng.integers(31)] = f32(-0.0)
+        x[b] = np.concatenate([[f32(4.0)], v]) * f32(2.0) ** int(rng.integers(-20, 20))
+    x[3, 9] = np.nan
+    return x.reshape(-1, 256)
+
+
+def test_mx_e2m1_rounds_every_tie_like_the_reference(engine):
+    """MXFP4's codes of values around each tie and grid point of e2m1, bit
+    for bit the reference's (the vector kernel's magic-number rounding; its
+    careful path for the NaN block)."""
+    x = _e2m1_ties(64)
+    case = ("f4_e2m1", "mx", 3, (1, 32), "e8m0", None, x.shape)
+    q = cly.Quantize(cly.MemoryDesc(x.shape, "f32"), "f4_e2m1", scheme="mx", mask=3,
+                     groups=(1, 32), engine=engine)
+    if engine.is_device and engine.profile.strategy == "cpu":
+        assert q.plan.batch, q.impl
+    _check(q, engine, case, x)
+
+
 #: (dst, scheme, mask, groups, scale type, dims, src type, dst tag, what runs
 #: on a device: the reorders around the kernel, "" for none)
 ROUTED = [

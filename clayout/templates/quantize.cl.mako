@@ -176,98 +176,106 @@ ${quantize_vector()}\
         }
 </%def>\
 <%def name="load16(j)">\
-## Vector j (of 16 elements) of the work-item's groups, as float16.
+## Vector j (of 16 elements; an expression) of the work-item's groups, as float16.
 % if src_dt == "f16":
-vload_half16(${j}u, p)\
+vload_half16(${j}, p)\
 % elif src_dt == "bf16":
-as_float16(convert_uint16(vload16(${j}u, p)) << 16)\
+as_float16(convert_uint16(vload16(${j}, p)) << 16)\
 % else:
-vload16(${j}u, p)\
+vload16(${j}, p)\
 % endif
 </%def>\
 <%def name="lane(n, b)">${"" if b == 1 else ".s" + "0123456789abcdef"[n]}</%def>\
-<%def name="transpose_reduce(op, names, out)">\
-## Float16 vectors `names` (one a group) combined with `op` into ${vt("float", batch)} `out`, lane n
+<%def name="transpose_reduce(op, names, out, ty='float')">\
+## ${ty}16 vectors `names` (one a group) combined with `op` into ${vt(ty, batch)} `out`, lane n
 ## the group of names[n]: each level halves the lanes a group holds and pairs two vectors.
 <% level, cur, per = 0, list(names), 16 %>\
 %   while per > 1:
 <% nxt = [] %>\
 %     if len(cur) == 1:
 <% w = per // 2 %>\
-    const ${vt("float", w * len(names))} ${out}_${level}_0 = ${op}(${cur[0]}.even, ${cur[0]}.odd);
+    const ${vt(ty, w * len(names))} ${out}_${level}_0 = ${op}(${cur[0]}.even, ${cur[0]}.odd);
 <% nxt.append(f"{out}_{level}_0") %>\
 %     else:
 %       for i in range(0, len(cur), 2):
-    const float16 ${out}_${level}_${i // 2} = (float16)(${op}(${cur[i]}.even, ${cur[i]}.odd), ${op}(${cur[i + 1]}.even, ${cur[i + 1]}.odd));
+    const ${ty}16 ${out}_${level}_${i // 2} = ${op}((${ty}16)(${cur[i]}.even, ${cur[i + 1]}.even), (${ty}16)(${cur[i]}.odd, ${cur[i + 1]}.odd));
 <% nxt.append(f"{out}_{level}_{i // 2}") %>\
 %       endfor
 %     endif
 <% cur, per, level = nxt, per // 2, level + 1 %>\
 %   endwhile
-    const ${vt("float", batch)} ${out} = ${cur[0]};
+    const ${vt(ty, batch)} ${out} = ${cur[0]};
 </%def>\
-<%def name="vector_codes(j, n, exact)">\
-## Vector j (of 16 elements) of the work-item: its codes as int16 q, packed into b${j}.
+<%def name="vector_codes(j, sfx, careful, store)">\
+## Vector j (of 16 elements; an expression) of the work-item: its codes as
+## int16 q, packed as c and given to `store`. The group's numbers are s, r,
+## zp, ... with suffix sfx (a lane of the kernel's vectors, or "" for the
+## careful function's scalars). The fast codes assume what the kernel checks
+## (no NaN in an MX group; products away from halves) and redo otherwise.
     {
         const float16 x = ${load16(j)};
-%   if scheme == "mx":
-        float16 v = x * m${lane(n, batch)};  // exact: a power of two
-%   elif dst_dt in int_range and exact:
-        const float16 t = x / s${lane(n, batch)} + 12582912.0f - 12582912.0f;
-%   elif dst_dt in int_range:
-        // x / s rounded to an integer as x * (1 / s) rounded: the same unless
-        // the product lies near a half (flagged: the group then divides).
-        // 1.5 * 2^23 added and taken away rounds to nearest even (past 2^22
-        // the value clamps the same).
-        const float16 q0 = x * r${lane(n, batch)};
-        const float16 t = q0 + 12582912.0f - 12582912.0f;
-        near |= fabs(q0 - t) > thr${lane(n, batch)};
-%   else:
-        float16 v = x / s${lane(n, batch)};
-%   endif
-%   if dst_dt in int_range and scheme != "mx":
-        const int16 q = convert_int16(min(max(select(t, (float16)(0.0f), isnan(t)), zlo${lane(n, batch)}), zhi${lane(n, batch)})) + zp${lane(n, batch)};
-%   elif dst_dt in int_range:
+%   if dst_dt in int_range and scheme == "mx" and not careful:
+        // 1.5 * 2^23 added rounds x * 2^-k (exact; below 2^(emax + 1) in
+        // magnitude, or infinite) to nearest even, the integer in the low bits
+        const int16 q = clamp(as_int16(fma(x, m${sfx}, 12582912.0f)) - 0x4b400000, (int16)(${qmin}), (int16)(${qmax}));
+%   elif dst_dt in int_range and scheme == "mx":
+        float16 v = x * m${sfx};  // exact: a power of two
         v = select(clamp(v, -512.0f, 512.0f), (float16)(0.0f), isnan(v));
         const int16 q = clamp(as_int16(v + 12582912.0f) - 0x4b400000, (int16)(${qmin}), (int16)(${qmax}));
+%   elif dst_dt in int_range and not careful:
+        // x / s rounded to nearest even as x * (1 / s) is, in the fma's one
+        // rounding: 1.5 * 2^23 added leaves the integer in the low bits of y
+        // (|x * r| <= R: the scale spans the group). The same as the quotient
+        // unless the product lies near a half or is NaN: flagged in near.
+        const float16 y = fma(x, r${sfx}, 12582912.0f);
+        const float16 t = y - 12582912.0f;
+        near |= !(fabs(fma(x, r${sfx}, -t)) <= thr${sfx});
+        const int16 q = clamp(as_int16(y) - bias${sfx}, (int16)(${qmin}), (int16)(${qmax}));
+%   elif dst_dt in int_range:
+        const float16 t = x / s${sfx} + 12582912.0f - 12582912.0f;
+        const int16 q = convert_int16(min(max(select(t, (float16)(0.0f), isnan(t)), zlo${sfx}), zhi${sfx})) + zp${sfx};
 %   else:
-        // |v| to e2m1 to nearest even, saturated at 6: below 1 the grid of
-        // 0.5 (2^22 added rounds to it), from 1 one mantissa bit kept
-        // (rounded to even at bit 22; checked against every f32 below 7);
-        // the sign kept (-0 too); NaN: +0.
+%     if scheme == "mx":
+        const float16 v = x * m${sfx};  // exact: a power of two
+%     else:
+        const float16 v = x / s${sfx};
+%     endif
+        // |v| to e2m1 to nearest even, saturated at 6: (2^22 + 3) e added, e =
+        // 2^E the binade of |v| (at least 1), rounds |v| to e2m1's grid there
+        // (e / 2 apart) and leaves its steps n above 2^22 e, plus 6, in the low
+        // bits of w. The code is n + 2E; w >> 22 is 298 + 2E, and 298 + 6 is 0
+        // modulo 8 (checked against every f32 below 8). Bit 3: the sign (-0
+        // too)${"" if scheme == "mx" and not careful else "; NaN: +0"}.
         const float16 a = min(fabs(v), 6.0f);
-        const uint16 u = as_uint16(a);
-        const int16 c = select(as_int16(a + 0x1p22f) - 0x4a800000,
-                               as_int16((u + 0x1fffffu + (u >> 22 & 1u)) >> 22) - 252, a >= 1.0f);
-        const int16 q = (c | as_int16(as_uint16(v) >> 28 & 8u)) & ~isnan(v);
+        const float16 e = as_float16(as_uint16(max(a, 1.0f)) & 0xff800000u);
+        const uint16 w = as_uint16(fma(e, 4194307.0f, a));
+%     if scheme == "mx" and not careful:
+        const int16 q = as_int16(bitselect(w + (w >> 22), as_uint16(v) >> 28, 0xfffffff8u));
+%     else:
+        const int16 q = as_int16(bitselect(w + (w >> 22), as_uint16(v) >> 28, 0xfffffff8u)) & ~isnan(v);
+%     endif
 %   endif
 %   if packed:
         const ulong8 l = as_ulong8(q${" & 15" if dst_dt == "s4" else ""});
-        b${j} = as_ulong(convert_uchar8(l | l >> 28));  // 16 codes, two a byte
+        const ulong c = as_ulong(convert_uchar8(l | l >> 28));  // 16 codes, two a byte
 %   else:
-        b${j} = as_ulong2(convert_uchar16(q));
+        const ulong2 c = as_ulong2(convert_uchar16(q));
 %   endif
+        ${store}
     }
 </%def>\
 <%def name="batch_values(g)">\
 ## Group g (lane g of the group vectors) quantized, then the stores that end in it.
-<% fast = dst_dt in int_range and scheme != "mx" %>\
-% if fast:
+<% flagged = dst_dt in int_range and scheme != "mx" %>\
+% if flagged:
     {
     int16 near = 0;
 % endif
 % for v in range(nv):
-${vector_codes(g * nv + v, g, False)}\
+${vector_codes(f"{g * nv + v}u", capture(lane, g, batch), False, f"b{g * nv + v} = c;")}\
 % endfor
-% if fast:
-    const int8 n8 = near.lo | near.hi;
-    const int4 n4 = n8.lo | n8.hi;
-    const int2 n2 = n4.lo | n4.hi;
-    if ((n2.x | n2.y) < 0) {
-%   for v in range(nv):
-${vector_codes(g * nv + v, g, True)}\
-%   endfor
-    }
+% if flagged:
+    redo |= (uint)any(near) << ${g};
     }
 % endif
 % for j in range(g * nv, (g + 1) * nv):
@@ -307,16 +315,22 @@ __kernel void ${name}(__global const ${src_type} *restrict src, __global uchar *
     // CPU compiler 2026.2.
     __global const uchar *next = (__global const uchar *)(src + min(g0 + ${ahead * batch}u, (${idx})${(items - 1) * batch}u) * ${group}u);
 % for g in range(batch):
+%   if scheme == "mx":
+    int16 h${g} = 0;
+%   else:
     float16 h${g} = (float16)(0.0f);
+%   endif
 %   if scheme == "asymmetric":
     float16 l${g} = (float16)(0.0f);
 %   endif
 %   for v in range(nv):
     {
-        const float16 x = ${load16(g * nv + v)};
+        const float16 x = ${load16(f"{g * nv + v}u")};
 %     if scheme == "asymmetric":
         l${g} = select(l${g}, x, x < l${g});  // NaN skipped
         h${g} = select(h${g}, x, x > h${g});
+%     elif scheme == "mx":
+        h${g} = max(h${g}, as_int16(x) & 0x7fffffff);  // the bits of |x|: NaN above infinity
 %     else:
         const float16 a = fabs(x);
         h${g} = select(h${g}, a, a > h${g});
@@ -324,11 +338,19 @@ __kernel void ${name}(__global const ${src_type} *restrict src, __global uchar *
     }
 %   endfor
 % endfor
+<% fv, iv = f"float{batch}", f"int{batch}" %>\
+% if scheme == "mx":
+${transpose_reduce("max", [f"h{g}" for g in range(batch)], "bits", "int")}\
+    // A NaN in a group: the largest |x| again, NaN skipped, and at the end
+    // every code again by the careful function (NaN to +0).
+    const int nan = any(bits > 0x7f800000);
+    const ${iv} hi = nan ? as_${iv}(${name}_absmax(p)) : bits;
+% else:
 ${transpose_reduce("fmax", [f"h{g}" for g in range(batch)], "hi")}\
+% endif
 % if scheme == "asymmetric":
 ${transpose_reduce("fmin", [f"l{g}" for g in range(batch)], "lo")}\
 % endif
-<% fv, iv = f"float{batch}", f"int{batch}" %>\
 % if scheme == "mx":
     // (vector bounds: Oclgrind clamps lanes past the first wrongly against scalar ones)
     const ${iv} k = clamp(convert_${iv}(as_${vt("uint", batch)}(hi) >> 23 & 0xffu) - ${127 + emax}, (${iv})(-127), (${iv})(127));
@@ -372,18 +394,81 @@ ${transpose_reduce("fmin", [f"l{g}" for g in range(batch)], "lo")}\
 %   endif
 %   if dst_dt in int_range:
     const ${fv} r = 1.0f / s;
-    // x * (1 / s) is within 3 * 2^-24 |x / s| of x / s, which decides the
-    // code only below qmax - qmin + 1 = R (past it every rounding clamps
-    // alike): a product farther than 2^-20 R from a half rounds as the
-    // quotient does. Scales outside [2^-100, 2^100] always divide.
-    const ${fv} thr = select((${fv})(-1.0f), (${fv})(${float_literal(0.5 - 2.0 ** -20 * (qmax - qmin + 1))}), (s >= 0x1p-100f) & (s <= 0x1p100f));
-    const ${fv} zlo = ${float_literal(qmin)} - convert_${fv}(zp), zhi = ${float_literal(qmax)} - convert_${fv}(zp);
+    // |x / s| <= qmax - qmin + 1 = R, the scale spanning the group (the
+    // stored scale rounds up). r is within 2.5 ulp of 1 / s (exact where the
+    // device divides exactly), so x * r within 5 * 2^-24 R of x / s, and the
+    // fma's d within 2^-26 of x * r - t: where |d| <= 0.5 - 2^-21 R, x / s
+    // rounds to t too. Scales outside [2^-100, 2^100] always divide (f16
+    // ones past 2^15, which may be stored below the range's: 65504).
+    const ${fv} thr = select((${fv})(-1.0f), (${fv})(${float_literal(0.5 - 2.0 ** -21 * (qmax - qmin + 1))}), (s >= 0x1p-100f) & (s <= ${"0x1p15f" if scale_dt == "f16" else "0x1p100f"}));
+    const ${iv} bias = 0x4b400000 - zp;  // the bits of 1.5 * 2^23, less the zero point
+    uint redo = 0;  // bit g: group g again, carefully
 %   endif
 % endif
     ${"ulong" if packed else "ulong2"} ${", ".join(f"b{j}" for j in range(batch * nv))};
 % for g in range(batch):
 ${batch_values(g)}\
 % endfor
+% if scheme == "mx":
+    if (nan) {
+        // the groups with a NaN, after the stores: codes again, NaN to +0
+        int hv[${batch}];
+        float mv[${batch}];
+        vstore${batch}(bits, 0, hv);
+        vstore${batch}(m, 0, mv);
+        for (uint g = 0; g < ${batch}u; ++g)
+            if (hv[g] > 0x7f800000)
+                ${name}_careful(p, dst + (${idx})(g0 * ${group}u)${" / 2" if packed else ""}, g, mv[g]);
+    }
+% elif dst_dt in int_range:
+    if (redo) {
+        // the flagged groups, after the stores: codes again, divided
+        float sv[${batch}];
+        int zv[${batch}];
+        vstore${batch}(s, 0, sv);
+        vstore${batch}(zp, 0, zv);
+        for (uint g = 0; g < ${batch}u; ++g)
+            if (redo >> g & 1u)
+                ${name}_careful(p, dst + (${idx})(g0 * ${group}u)${" / 2" if packed else ""}, g, sv[g], zv[g]);
+    }
+% endif
+}
+</%def>\
+<%def name="careful_function()">\
+// Group g's codes again, the careful way (rare): x / s divided, where one of
+// its products lay near a half or was NaN; NaN to +0 in MX. (No restrict:
+// inlined, it left a call Oclgrind 21.10 cannot run.)
+% if scheme == "mx":
+static void ${name}_careful(__global const ${src_type} *p, __global uchar *out, uint g, float m)
+% else:
+static void ${name}_careful(__global const ${src_type} *p, __global uchar *out, uint g, float s,
+                            int zp)
+% endif
+{
+% if scheme != "mx":
+    const float zlo = ${float_literal(qmin)} - (float)zp, zhi = ${float_literal(qmax)} - (float)zp;
+% endif
+    for (uint j = g * ${nv}u; j < (g + 1) * ${nv}u; ++j)
+${vector_codes("j", "", True, "*(__global ulong *)(out + j * 8u) = c;" if packed else "vstore2(c, j, (__global ulong *)out);")}\
+}
+</%def>\
+<%def name="absmax_function()">\
+// The largest |x| of each group of the work-item, NaN skipped (one holds a NaN).
+static float${batch} ${name}_absmax(__global const ${src_type} *p)
+{
+    float h[${batch}];
+    for (uint g = 0; g < ${batch}u; ++g) {
+        float16 a = (float16)(0.0f);
+        for (uint j = g * ${nv}u; j < (g + 1) * ${nv}u; ++j) {
+            const float16 x = fabs(${load16("j")});
+            a = select(a, x, x > a);  // NaN skipped
+        }
+        const float8 a8 = fmax(a.lo, a.hi);
+        const float4 a4 = fmax(a8.lo, a8.hi);
+        const float2 a2 = fmax(a4.lo, a4.hi);
+        h[g] = fmax(a2.lo, a2.hi);
+    }
+    return vload${batch}(0, h);
 }
 </%def>\
 ${helper_functions()}\
@@ -391,6 +476,12 @@ ${helper_functions()}\
 ${stats_function()}
 ${scale_function()}
 % if batch:
+%   if scheme == "mx":
+${absmax_function()}
+%   endif
+%   if scheme == "mx" or dst_dt in int_range:
+${careful_function()}
+%   endif
 ${batch_kernel()}
 % else:
 ${chunk_function()}

@@ -4,7 +4,8 @@
 
 Quantize's CPU-strategy kernels (templates/quantize.cl.mako): the vector
 kernel (several groups a work-item, statistics as vectors; f32, f16 and
-bf16 sources) and the loop kernel. Each output lies in a guarded buffer; the script checks the
+bf16 sources; a NaN in each, so its careful function runs too) and the
+loop kernel. Each output lies in a guarded buffer; the script checks the
 values, scales and zero points against the tests' own reference
 (tests/quantize_reference.py) and that no byte past them changed.
 Oclgrind reports any out-of-bounds access or data race on stderr (the
@@ -51,6 +52,7 @@ def run(engine, rng, case, src_dt="f32"):
     dims, dt, scheme, groups, scale_dt, zp_dt, kernel = case
     md = cly.MemoryDesc(dims, src_dt)
     x = (rng.standard_normal(dims) * 4).astype(md.dtype.numpy)
+    x.flat[x.size // 2 + 5] = np.nan  # the vector kernel's careful function runs
     q = cly.Quantize(md, dt, scheme=scheme, mask=3, groups=groups,
                      scale_data_type=scale_dt, zero_point_data_type=zp_dt, engine=engine)
     assert q.plan is not None and kernel_of(q.plan) == kernel, (case, q.impl)
