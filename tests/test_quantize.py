@@ -237,6 +237,31 @@ def test_quantize_rounds_near_halves_like_the_division(engine, case):
     _check(q, engine, case, _near_halves(dims, scheme == "asymmetric"))
 
 
+#: (dst, scheme, scale type, zero-point type, row magnitudes): scales past the
+#: vector kernel's fast range (every group divides), f16 scales that saturate
+#: at 65504 (below the data's range: codes clamp), tiny and huge groups.
+EDGES = [
+    ("s8", "symmetric", "f16", None, (1e7, 3e4, 1.0, 1e-6)),
+    ("u4", "asymmetric", "f16", "u8", (1e7, 4e5, 1.0, 1e-3)),
+    ("u4", "asymmetric", "f32", None, (1e-33, 1e-29, 1e29, 1e33)),
+    ("s4", "symmetric", "bf16", None, (1e-36, 1e-30, 1e30, 1e36)),
+]
+
+
+@pytest.mark.parametrize("case", EDGES, ids=[f"{c[0]}-{c[1]}-{c[2]}" for c in EDGES])
+def test_quantize_scales_at_the_edges(engine, case):
+    dst_dt, scheme, scale_dt, zp_dt, mags = case
+    rng = np.random.default_rng(8)
+    x = (rng.standard_normal((len(mags) * 4, 256)) *
+         np.repeat(np.array(mags), 4)[:, None]).astype(np.float32)
+    q = cly.Quantize(cly.MemoryDesc(x.shape, "f32"), dst_dt, scheme=scheme, mask=3,
+                     groups=(1, 64), scale_data_type=scale_dt, zero_point_data_type=zp_dt,
+                     engine=engine)
+    if engine.is_device and engine.profile.strategy == "cpu":
+        assert q.plan.batch, q.impl
+    _check(q, engine, (dst_dt, scheme, 3, (1, 64), scale_dt, zp_dt, x.shape), x)
+
+
 def _e2m1_ties(blocks, seed=7):
     """MX blocks of 32 whose values, after the block's scale 2^k, lie within
     8 ulps of every tie and every point of e2m1's grid (and of 6, past which

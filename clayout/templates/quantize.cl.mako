@@ -226,11 +226,15 @@ vload16(${j}, p)\
         // x / s rounded to nearest even as x * (1 / s) is, in the fma's one
         // rounding: 1.5 * 2^23 added leaves the integer in the low bits of y
         // (|x * r| <= R: the scale spans the group). The same as the quotient
-        // unless the product lies near a half or is NaN: flagged in near.
+        // unless the product lies near a half or is NaN: near keeps the
+        // largest |d| (its bits shifted past the sign; NaN's are above all).
         const float16 y = fma(x, r${sfx}, 12582912.0f);
-        const float16 t = y - 12582912.0f;
-        near |= !(fabs(fma(x, r${sfx}, -t)) <= thr${sfx});
-        const int16 q = clamp(as_int16(y) - bias${sfx}, (int16)(${qmin}), (int16)(${qmax}));
+        near = max(near, as_uint16(fma(x, r${sfx}, -(y - 12582912.0f))) << 1);
+%     if scheme == "symmetric":
+        const int16 q = as_int16(y) - bias${sfx};  // |x| <= the largest |x|: no clamp
+%     else:
+        const int16 q = min(as_int16(y) - bias${sfx}, (int16)(${qmax}));  // x >= lo: not below qmin
+%     endif
 %   elif dst_dt in int_range:
         const float16 t = x / s${sfx} + 12582912.0f - 12582912.0f;
         const int16 q = convert_int16(min(max(select(t, (float16)(0.0f), isnan(t)), zlo${sfx}), zhi${sfx})) + zp${sfx};
@@ -269,13 +273,13 @@ vload16(${j}, p)\
 <% flagged = dst_dt in int_range and scheme != "mx" %>\
 % if flagged:
     {
-    int16 near = 0;
+    uint16 near = 0;
 % endif
 % for v in range(nv):
 ${vector_codes(f"{g * nv + v}u", capture(lane, g, batch), False, f"b{g * nv + v} = c;")}\
 % endfor
 % if flagged:
-    redo |= (uint)any(near) << ${g};
+    redo |= (uint)any(near >= flag${capture(lane, g, batch)}) << ${g};
     }
 % endif
 % for j in range(g * nv, (g + 1) * nv):
@@ -397,10 +401,11 @@ ${transpose_reduce("fmin", [f"l{g}" for g in range(batch)], "lo")}\
     // |x / s| <= qmax - qmin + 1 = R, the scale spanning the group (the
     // stored scale rounds up). r is within 2.5 ulp of 1 / s (exact where the
     // device divides exactly), so x * r within 5 * 2^-24 R of x / s, and the
-    // fma's d within 2^-26 of x * r - t: where |d| <= 0.5 - 2^-21 R, x / s
-    // rounds to t too. Scales outside [2^-100, 2^100] always divide (f16
-    // ones past 2^15, which may be stored below the range's: 65504).
-    const ${fv} thr = select((${fv})(-1.0f), (${fv})(${float_literal(0.5 - 2.0 ** -21 * (qmax - qmin + 1))}), (s >= 0x1p-100f) & (s <= ${"0x1p15f" if scale_dt == "f16" else "0x1p100f"}));
+    // fma's d within 2^-26 of x * r - t: where |d| <= ${float_literal(near_limit)}
+    // (0.5 - 2^-21 R), x / s rounds to t too. flag: the shifted bits of |d|
+    // past it; 0 (every group divides) for scales outside [2^-100, 2^100]
+    // (f16 ones past 2^15, which may be stored below the range's: 65504).
+    const ${vt("uint", batch)} flag = select((${vt("uint", batch)})(0), (${vt("uint", batch)})(${near_flag}u), (${iv})((s >= 0x1p-100f) & (s <= ${"0x1p15f" if scale_dt == "f16" else "0x1p100f"})));
     const ${iv} bias = 0x4b400000 - zp;  // the bits of 1.5 * 2^23, less the zero point
     uint redo = 0;  // bit g: group g again, carefully
 %   endif
