@@ -238,13 +238,14 @@ def test_quantize_rounds_near_halves_like_the_division(engine, case):
 
 
 #: (dst, scheme, scale type, zero-point type, row magnitudes): scales past the
-#: vector kernel's fast range (every group divides), f16 scales that saturate
-#: at 65504 (below the data's range: codes clamp), tiny and huge groups.
+#: vector kernel's fast range (every group divides), f16 scales between 2^15
+#: and 65504 and past it, saturated below the data's range (codes clamp),
+#: tiny and huge groups just inside the fast range.
 EDGES = [
-    ("s8", "symmetric", "f16", None, (1e7, 3e4, 1.0, 1e-6)),
-    ("u4", "asymmetric", "f16", "u8", (1e7, 4e5, 1.0, 1e-3)),
+    ("s8", "symmetric", "f16", None, (1e7, 2e6, 1.0, 1e-6)),
+    ("u4", "asymmetric", "f16", "u8", (1e7, 1.2e5, 1.0, 1e-3)),
     ("u4", "asymmetric", "f32", None, (1e-33, 1e-29, 1e29, 1e33)),
-    ("s4", "symmetric", "bf16", None, (1e-36, 1e-30, 1e30, 1e36)),
+    ("s4", "symmetric", "bf16", None, (1e-36, 1e-29, 1e30, 1e36)),
 ]
 
 
@@ -266,7 +267,7 @@ def _e2m1_ties(blocks, seed=7):
     """MX blocks of 32 whose values, after the block's scale 2^k, lie within
     8 ulps of every tie and every point of e2m1's grid (and of 6, past which
     it saturates), with both signs, -0 and subnormals; one block holds a NaN.
-    Each block's largest |x| is 4 * 2^k (its scale 2^k)."""
+    Each block's largest |x| lies in [4, 8) * 2^k: its scale is 2^k."""
     rng = np.random.default_rng(seed)
     f32 = np.float32
     points = [0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 7.0]

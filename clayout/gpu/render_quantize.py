@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ..host.quantize import FLOAT_MAX, INT_RANGE, MX_EMAX, SYMMETRIC_QMAX, QuantizeSpec
 from ..memory_desc import MemoryDesc
-from .render import render_template
+from .render import indent, render_template
 
 #: A group longer than this, when there are too few groups to keep the
 #: device busy, is split into chunks (two launches: partials, then values).
@@ -253,7 +253,7 @@ def render_quantize(plan: QuantizePlan) -> str:
         gpi=plan.gpi, groups=plan.groups, items=plan.items, vec=plan.vec,
         idx="ulong" if plan.wide else "uint", qmin=qmin, qmax=qmax, top=top,
         emax=MX_EMAX.get(dst, 0), int_range=INT_RANGE, int_type=int_type,
-        float_literal=_float, near_limit=near_limit, near_flag=near_flag, helpers=helpers, batch=plan.batch, group=plan.group,
+        float_literal=_float, indent=indent, near_limit=near_limit, near_flag=near_flag, helpers=helpers, batch=plan.batch, group=plan.group,
         nv=plan.group // 16, packed=dst in ("s4", "u4", "f4_e2m1"),
         word=1 if dst in ("s4", "u4", "f4_e2m1") else 2, stores=_stores(plan),
         prefetch=plan.prefetch, ahead=_ahead(plan), fetches=_fetches(plan), line=CACHE_LINE,

@@ -215,25 +215,18 @@ vload16(${j}, p)\
     {
         const float16 x = ${load16(j)};
 %   if dst_dt in int_range and scheme == "mx" and not careful:
-        // 1.5 * 2^23 added rounds x * 2^-k (exact; below 2^(emax + 1) in
-        // magnitude, or infinite) to nearest even, the integer in the low bits
-        const int16 q = clamp(as_int16(fma(x, m${sfx}, 12582912.0f)) - 0x4b400000, (int16)(${qmin}), (int16)(${qmax}));
+        const int16 q = clamp(as_int16(fma(x, (float16)(m${sfx}), (float16)(12582912.0f))) - 0x4b400000, (int16)(${qmin}), (int16)(${qmax}));
 %   elif dst_dt in int_range and scheme == "mx":
         float16 v = x * m${sfx};  // exact: a power of two
         v = select(clamp(v, -512.0f, 512.0f), (float16)(0.0f), isnan(v));
         const int16 q = clamp(as_int16(v + 12582912.0f) - 0x4b400000, (int16)(${qmin}), (int16)(${qmax}));
 %   elif dst_dt in int_range and not careful:
-        // x / s rounded to nearest even as x * (1 / s) is, in the fma's one
-        // rounding: 1.5 * 2^23 added leaves the integer in the low bits of y
-        // (|x * r| <= R: the scale spans the group). The same as the quotient
-        // unless the product lies near a half or is NaN: near keeps the
-        // largest |d| (its bits shifted past the sign; NaN's are above all).
-        const float16 y = fma(x, r${sfx}, 12582912.0f);
-        near = max(near, as_uint16(fma(x, r${sfx}, -(y - 12582912.0f))) << 1);
+        const float16 y = fma(x, (float16)(r${sfx}), (float16)(12582912.0f));
+        near = max(near, as_uint16(fma(x, (float16)(r${sfx}), 12582912.0f - y)) << 1);
 %     if scheme == "symmetric":
-        const int16 q = as_int16(y) - bias${sfx};  // |x| <= the largest |x|: no clamp
+        const int16 q = as_int16(y) - bias${sfx};
 %     else:
-        const int16 q = min(as_int16(y) - bias${sfx}, (int16)(${qmax}));  // x >= lo: not below qmin
+        const int16 q = clamp(as_int16(y) - bias${sfx}, (int16)(${qmin}), (int16)(${qmax}));
 %     endif
 %   elif dst_dt in int_range:
         const float16 t = x / s${sfx} + 12582912.0f - 12582912.0f;
@@ -244,19 +237,13 @@ vload16(${j}, p)\
 %     else:
         const float16 v = x / s${sfx};
 %     endif
-        // |v| to e2m1 to nearest even, saturated at 6: (2^22 + 3) e added, e =
-        // 2^E the binade of |v| (at least 1), rounds |v| to e2m1's grid there
-        // (e / 2 apart) and leaves its steps n above 2^22 e, plus 6, in the low
-        // bits of w. The code is n + 2E; w >> 22 is 298 + 2E, and 298 + 6 is 0
-        // modulo 8 (checked against every f32 below 8). Bit 3: the sign (-0
-        // too)${"" if scheme == "mx" and not careful else "; NaN: +0"}.
         const float16 a = min(fabs(v), 6.0f);
         const float16 e = as_float16(as_uint16(max(a, 1.0f)) & 0xff800000u);
-        const uint16 w = as_uint16(fma(e, 4194307.0f, a));
+        const uint16 w = as_uint16(fma(e, (float16)(4194307.0f), a));
 %     if scheme == "mx" and not careful:
-        const int16 q = as_int16(bitselect(w + (w >> 22), as_uint16(v) >> 28, 0xfffffff8u));
+        const int16 q = as_int16(bitselect(w + (w >> 22), as_uint16(v) >> 28, (uint16)(0xfffffff8u)));
 %     else:
-        const int16 q = as_int16(bitselect(w + (w >> 22), as_uint16(v) >> 28, 0xfffffff8u)) & ~isnan(v);
+        const int16 q = as_int16(bitselect(w + (w >> 22), as_uint16(v) >> 28, (uint16)(0xfffffff8u))) & ~isnan(v);
 %     endif
 %   endif
 %   if packed:
@@ -300,12 +287,31 @@ ${vector_codes(f"{g * nv + v}u", capture(lane, g, batch), False, f"b{g * nv + v}
 %   endif
 % endfor
 </%def>\
+<%def name="codes_comment()">\
+% if dst_dt in int_range and scheme == "mx":
+// Codes: 1.5 * 2^23 added rounds x * 2^-k (exact; below 2^(emax + 1) in
+// magnitude, or infinite) to nearest even, the integer in the low bits.
+% elif dst_dt in int_range:
+// Codes: x / s rounded to nearest even as x * (1 / s) is, in one fma that
+// adds 1.5 * 2^23, leaving the integer in the low bits of y. The same as the
+// quotient unless the product lies near a half or is NaN: each group keeps
+// its largest |d| (the bits shifted past the sign, a NaN's above all) and,
+// at its flag or past it, is divided again after the stores.
+% else:
+// Codes: |v| to e2m1 to nearest even, saturated at 6: (2^22 + 3) e added,
+// e = 2^E the binade of |v| (at least 1), rounds |v| to e2m1's grid there
+// (e / 2 apart) and leaves its steps n above 2^22 e, plus 6, in the low bits
+// of w. The code is n + 2E; w >> 22 is 298 + 2E, and 298 + 6 is 0 modulo 8
+// (checked against every f32 below 8). Bit 3: the sign (-0 too); NaN: +0${" (its group redone)" if scheme == "mx" else ""}.
+% endif
+</%def>\
 <%def name="batch_kernel()">\
 // ${batch} groups of ${group} a work-item: their statistics as vectors of 16,
 // reduced to one lane a group; the scales and zero points as vectors of
 // ${batch}; then each group quantized from the values read again (cache),
 // while a later work-item's groups are fetched into the cache, a line at a
 // time: its statistics then read from the cache, not from memory.
+${codes_comment()}\
 __kernel void ${name}(__global const ${src_type} *restrict src, __global uchar *restrict dst,
                       __global uchar *restrict scales${", __global uchar *restrict zps" if zp_dt else ""})
 {
@@ -347,8 +353,8 @@ __kernel void ${name}(__global const ${src_type} *restrict src, __global uchar *
 ${transpose_reduce("max", [f"h{g}" for g in range(batch)], "bits", "int")}\
     // A NaN in a group: the largest |x| again, NaN skipped, and at the end
     // every code again by the careful function (NaN to +0).
-    const int nan = any(bits > 0x7f800000);
-    const ${iv} hi = nan ? as_${iv}(${name}_absmax(p)) : bits;
+    const int has_nan = any(bits > 0x7f800000);
+    const ${iv} hi = has_nan ? as_${iv}(${name}_absmax(p)) : bits;
 % else:
 ${transpose_reduce("fmax", [f"h{g}" for g in range(batch)], "hi")}\
 % endif
@@ -399,12 +405,13 @@ ${transpose_reduce("fmin", [f"l{g}" for g in range(batch)], "lo")}\
 %   if dst_dt in int_range:
     const ${fv} r = 1.0f / s;
     // |x / s| <= qmax - qmin + 1 = R, the scale spanning the group (the
-    // stored scale rounds up). r is within 2.5 ulp of 1 / s (exact where the
-    // device divides exactly), so x * r within 5 * 2^-24 R of x / s, and the
-    // fma's d within 2^-26 of x * r - t: where |d| <= ${float_literal(near_limit)}
-    // (0.5 - 2^-21 R), x / s rounds to t too. flag: the shifted bits of |d|
-    // past it; 0 (every group divides) for scales outside [2^-100, 2^100]
-    // (f16 ones past 2^15, which may be stored below the range's: 65504).
+    // stored scale rounds up: symmetric codes need no clamp). r is within
+    // 2.5 ulp of 1 / s (exact where the device divides exactly), so x * r
+    // within 5 * 2^-24 R of x / s, and the fma's d within 2^-26 of x * r - t:
+    // where |d| <= ${float_literal(near_limit)} (0.5 - 2^-21 R), x / s rounds to t too.
+    // flag: the shifted bits of |d| past it; 0 (every group divides) for
+    // scales outside [2^-100, 2^100] (f16 ones past 2^15, which may be stored
+    // below the range's: 65504).
     const ${vt("uint", batch)} flag = select((${vt("uint", batch)})(0), (${vt("uint", batch)})(${near_flag}u), (${iv})((s >= 0x1p-100f) & (s <= ${"0x1p15f" if scale_dt == "f16" else "0x1p100f"})));
     const ${iv} bias = 0x4b400000 - zp;  // the bits of 1.5 * 2^23, less the zero point
     uint redo = 0;  // bit g: group g again, carefully
@@ -415,7 +422,7 @@ ${transpose_reduce("fmin", [f"l{g}" for g in range(batch)], "lo")}\
 ${batch_values(g)}\
 % endfor
 % if scheme == "mx":
-    if (nan) {
+    if (has_nan) {
         // the groups with a NaN, after the stores: codes again, NaN to +0
         int hv[${batch}];
         float mv[${batch}];
@@ -440,21 +447,26 @@ ${batch_values(g)}\
 }
 </%def>\
 <%def name="careful_function()">\
-// Group g's codes again, the careful way (rare): x / s divided, where one of
-// its products lay near a half or was NaN; NaN to +0 in MX. (No restrict:
-// inlined, it left a call Oclgrind 21.10 cannot run.)
+% if scheme == "mx":
+// Group g's codes again, the careful way (rare): NaN to +0, the group
+// holding one. (No restrict: inlined, it left a call Oclgrind 21.10 cannot run.)
+% else:
+// Group g's codes again, the careful way (rare): x / s divided, one of its
+// products having lain near a half or been NaN. (No restrict: inlined, it
+// left a call Oclgrind 21.10 cannot run.)
+% endif
 % if scheme == "mx":
 static void ${name}_careful(__global const ${src_type} *p, __global uchar *out, uint g, float m)
 % else:
-static void ${name}_careful(__global const ${src_type} *p, __global uchar *out, uint g, float s,
-                            int zp)
+static void ${name}_careful(__global const ${src_type} *p, __global uchar *out, uint g,
+                           float s, int zp)
 % endif
 {
 % if scheme != "mx":
     const float zlo = ${float_literal(qmin)} - (float)zp, zhi = ${float_literal(qmax)} - (float)zp;
 % endif
     for (uint j = g * ${nv}u; j < (g + 1) * ${nv}u; ++j)
-${vector_codes("j", "", True, "*(__global ulong *)(out + j * 8u) = c;" if packed else "vstore2(c, j, (__global ulong *)out);")}\
+${indent(capture(vector_codes, "j", "", True, "*(__global ulong *)(out + j * 8u) = c;" if packed else "vstore2(c, j, (__global ulong *)out);"), 4)}\
 }
 </%def>\
 <%def name="absmax_function()">\
