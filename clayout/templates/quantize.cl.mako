@@ -351,8 +351,8 @@ __kernel void ${name}(__global const ${src_type} *restrict src, __global uchar *
 <% fv, iv = f"float{batch}", f"int{batch}" %>\
 % if scheme == "mx":
 ${transpose_reduce("max", [f"h{g}" for g in range(batch)], "bits", "int")}\
-    // A NaN in a group: the largest |x| again, NaN skipped, and at the end
-    // every code again by the careful function (NaN to +0).
+    // A NaN in a group: the largest |x| again, NaN skipped, and after the
+    // stores that group's codes again by the careful function (NaN to +0).
     const int has_nan = any(bits > 0x7f800000);
     const ${iv} hi = has_nan ? as_${iv}(${name}_absmax(p)) : bits;
 % else:
