@@ -20,7 +20,8 @@ runs. Settings (environment):
   10 000, about 2 minutes in all); 1 runs them all (`make onednn-diff`).
 
 oneDNN's CPU engine runs on SYCL over Intel's OpenCL CPU runtime: these
-tests belong to the Intel pass (needs_intel). Under CI=true a oneDNN that
+tests run on Intel's runtime (needs_intel), in `make test`'s test-onednn
+pass. Under CI=true a oneDNN that
 does not load fails them.
 """
 import collections
