@@ -12,7 +12,6 @@ Other layouts and groups get device reorders around it
 from __future__ import annotations
 
 import hashlib
-import struct
 from dataclasses import dataclass
 
 from ..host.quantize import FLOAT_MAX, INT_RANGE, MX_EMAX, SYMMETRIC_QMAX, QuantizeSpec
@@ -242,9 +241,6 @@ def render_quantize(plan: QuantizePlan) -> str:
         qmin, qmax = INT_RANGE.get(dst, (0, 0))
     top = SYMMETRIC_QMAX.get(dst) or FLOAT_MAX.get(dst, 1.0)
     int_type = {"s8": "char", "u8": "uchar", "s4": "char", "u4": "uchar"}.get(dst, "char")
-    # the vector kernel's fast integer codes hold where |x * r - t| <= near_limit
-    near_limit = 0.5 - 2.0 ** -21 * (qmax - qmin + 1)
-    near_flag = (struct.unpack("<I", struct.pack("<f", near_limit))[0] << 1) + 1
     return render_template(
         "quantize_coalesced.cl.mako" if plan.lanes else "quantize.cl.mako",
         lanes=plan.lanes, passes=plan.passes, elements=plan.elements, name=plan.name,
@@ -254,7 +250,7 @@ def render_quantize(plan: QuantizePlan) -> str:
         idx="ulong" if plan.wide else "uint", qmin=qmin, qmax=qmax, top=top,
         emax=MX_EMAX.get(dst, 0), int_range=INT_RANGE, int_type=int_type,
         float_literal=_float, indent=indent, helpers=helpers, batch=plan.batch, group=plan.group,
-        near_limit=near_limit, near_flag=near_flag,
+        bracket=2.0 ** -20,  # the vector kernel's fast integer codes: r (1 -+ bracket)
         nv=plan.group // 16, packed=dst in ("s4", "u4", "f4_e2m1"),
         word=1 if dst in ("s4", "u4", "f4_e2m1") else 2, stores=_stores(plan),
         prefetch=plan.prefetch, ahead=_ahead(plan), fetches=_fetches(plan), line=CACHE_LINE,

@@ -221,12 +221,13 @@ vload16(${j}, p)\
         v = select(clamp(v, -512.0f, 512.0f), (float16)(0.0f), isnan(v));
         const int16 q = clamp(as_int16(v + 12582912.0f) - 0x4b400000, (int16)(${qmin}), (int16)(${qmax}));
 %   elif dst_dt in int_range and not careful:
-        const float16 y = fma(x, (float16)(r${sfx}), (float16)(12582912.0f));
-        near = max(near, as_uint16(fma(x, (float16)(r${sfx}), 12582912.0f - y)) << 1);
+        const float16 y = fma(x, (float16)(rlo${sfx}), (float16)(mz${sfx}));
+        const float16 z = fma(select((float16)(hi${sfx}), x, x < hi${sfx}), (float16)(rhi${sfx}), (float16)(mz${sfx}));
+        diff |= as_uint16(y) ^ as_uint16(z);
 %     if scheme == "symmetric":
-        const int16 q = as_int16(y) - bias${sfx};
+        const int16 q = as_int16(y);
 %     else:
-        const int16 q = clamp(as_int16(y) - bias${sfx}, (int16)(${qmin}), (int16)(${qmax}));
+        const int16 q = clamp(as_int16(y), (int16)(${0x4b400000 + qmin}), (int16)(${0x4b400000 + qmax}));
 %     endif
 %   elif dst_dt in int_range:
         const float16 t = x / s${sfx} + 12582912.0f - 12582912.0f;
@@ -247,8 +248,9 @@ vload16(${j}, p)\
 %     endif
 %   endif
 %   if packed:
-        const ulong8 l = as_ulong8(q${" & 15" if dst_dt == "s4" else ""});
-        const ulong c = as_ulong(convert_uchar8(l | l >> 28));  // 16 codes, two a byte
+        const ulong8 l = as_ulong8(q);
+        // 16 codes, two a byte: the low nibble of each even lane, then the odd one's
+        const ulong c = as_ulong(convert_uchar8(bitselect(l, l >> 28, (ulong8)(0xf0))));
 %   else:
         const ulong2 c = as_ulong2(convert_uchar16(q));
 %   endif
@@ -260,13 +262,13 @@ vload16(${j}, p)\
 <% flagged = dst_dt in int_range and scheme != "mx" %>\
 % if flagged:
     {
-    uint16 near = 0;
+    uint16 diff = (uint16)(wide${capture(lane, g, batch)});
 % endif
 % for v in range(nv):
 ${vector_codes(f"{g * nv + v}u", capture(lane, g, batch), False, f"b{g * nv + v} = c;")}\
 % endfor
 % if flagged:
-    redo |= (uint)any(near >= flag${capture(lane, g, batch)}) << ${g};
+    redo |= (uint)any(diff != 0u) << ${g};
     }
 % endif
 % for j in range(g * nv, (g + 1) * nv):
@@ -292,11 +294,14 @@ ${vector_codes(f"{g * nv + v}u", capture(lane, g, batch), False, f"b{g * nv + v}
 // Codes: 1.5 * 2^23 added rounds x * 2^-k (exact; below 2^(emax + 1) in
 // magnitude, or infinite) to nearest even, the integer in the low bits.
 % elif dst_dt in int_range:
-// Codes: x / s rounded to nearest even as x * (1 / s) is, in one fma that
-// adds 1.5 * 2^23, leaving the integer in the low bits of y. The same as the
-// quotient unless the product lies near a half or is NaN: each group keeps
-// its largest |d| (the bits shifted past the sign, a NaN's above all) and,
-// at its flag or past it, is divided again after the stores.
+// Codes: x / s rounded to nearest even from two fmas that add 1.5 * 2^23
+// plus the zero point to x times each end of a bracket [rlo, rhi] of 1 / s,
+// leaving the code in the low bits (y from rlo; z from rhi, x held at most
+// the group's largest, so that a NaN gives a finite z). The quotient lies
+// between the two products and rounding is monotonic, so where y == z it
+// rounds to y's integer too, ties included (a tie lies strictly inside the
+// bracket, whose ends then round apart). A group where any y != z, a NaN's
+// included, is divided again after the stores.
 % else:
 // Codes: |v| to e2m1 to nearest even, saturated at 6: (2^22 + 3) e added,
 // e = 2^E the binade of |v| (at least 1), rounds |v| to e2m1's grid there
@@ -403,17 +408,17 @@ ${transpose_reduce("fmin", [f"l{g}" for g in range(batch)], "lo")}\
     vstore${"" if batch == 1 else batch}(convert_${vt("char" if zp_dt == "s8" else "uchar", batch)}(zp), 0, (__global ${"char" if zp_dt == "s8" else "uchar"} *)zps + g0);
 %   endif
 %   if dst_dt in int_range:
+    // r is within 2.5 ulp of 1 / s (exact where the device divides exactly),
+    // so r (1 -+ 2^-20), each rounded, lie at least 10 * 2^-24 of 1 / s below
+    // and above it, and the rounded quotient within 2^-24 of x / s: x * rlo
+    // and x * rhi bracket it strictly (x != 0; |x / s| <= qmax - qmin + 1, the
+    // stored scale rounding up: symmetric codes need no clamp).
     const ${fv} r = 1.0f / s;
-    // |x / s| <= qmax - qmin + 1 = R, the scale spanning the group (the
-    // stored scale rounds up: symmetric codes need no clamp). r is within
-    // 2.5 ulp of 1 / s (exact where the device divides exactly), so x * r
-    // within 5 * 2^-24 R of x / s, and the fma's d within 2^-26 of x * r - t:
-    // where |d| <= ${float_literal(near_limit)} (0.5 - 2^-21 R), x / s rounds to t too.
-    // flag: the shifted bits of |d| past it; 0 (every group divides) for
-    // scales outside [2^-100, 2^100] (f16 ones past 2^15, which may be stored
-    // below the range's: 65504).
-    const ${vt("uint", batch)} flag = select((${vt("uint", batch)})(0), (${vt("uint", batch)})(${near_flag}u), (${iv})((s >= 0x1p-100f) & (s <= ${"0x1p15f" if scale_dt == "f16" else "0x1p100f"})));
-    const ${iv} bias = 0x4b400000 - zp;  // the bits of 1.5 * 2^23, less the zero point
+    const ${fv} rlo = r * ${float_literal(1 - bracket)}, rhi = r * ${float_literal(1 + bracket)};
+    const ${fv} mz = 12582912.0f + convert_${fv}(zp);  // 1.5 * 2^23 plus the zero point
+    // 1: every code of the group divided, for scales outside [2^-100, 2^100]
+    // (f16 ones past 2^15, which may be stored below the range's: 65504).
+    const ${vt("uint", batch)} wide = select((${vt("uint", batch)})(1u), (${vt("uint", batch)})(0u), (${iv})((s >= 0x1p-100f) & (s <= ${"0x1p15f" if scale_dt == "f16" else "0x1p100f"})));
     uint redo = 0;  // bit g: group g again, carefully
 %   endif
 % endif
