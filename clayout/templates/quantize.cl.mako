@@ -284,6 +284,9 @@ ${vector_codes(f"{g * nv + v}u", capture(lane, g, batch), False, f"b{g * nv + v}
 % for offset in fetches[g]:
 %   if prefetch == "builtin":
     __builtin_prefetch(next + ${offset}u);
+%     if l2_ahead:
+    __builtin_prefetch(far + ${offset}u, 0, 1);
+%     endif
 %   else:
     prefetch(next + ${offset}u, ${line});
 %   endif
@@ -329,6 +332,10 @@ __kernel void ${name}(__global const ${src_type} *restrict src, __global uchar *
     // nothing past the source). A select of two pointers here crashed Intel's
     // CPU compiler 2026.2.
     __global const uchar *next = (__global const uchar *)(src + min(g0 + ${ahead * batch}u, (${idx})${(items - 1) * batch}u) * ${group}u);
+% if l2_ahead:
+    // ... and of the work-item ${l2_ahead} ahead, into the L2 cache only.
+    __global const uchar *far = (__global const uchar *)(src + min(g0 + ${l2_ahead * batch}u, (${idx})${(items - 1) * batch}u) * ${group}u);
+% endif
 % for g in range(batch):
 %   if scheme == "mx":
     int16 h${g} = 0;
