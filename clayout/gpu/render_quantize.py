@@ -257,7 +257,9 @@ def render_quantize(plan: QuantizePlan) -> str:
         idx="ulong" if plan.wide else "uint", qmin=qmin, qmax=qmax, top=top,
         emax=MX_EMAX.get(dst, 0), int_range=INT_RANGE, int_type=int_type,
         float_literal=_float, indent=indent, helpers=helpers, batch=plan.batch, group=plan.group,
-        bracket=2.0 ** -20,  # the vector kernel's fast integer codes: r (1 -+ bracket)
+        # the vector kernel's fast integer codes bracket 1 / s with r (1 -+ 2^bracket_exp):
+        # wider than 2.5 ulp of r's error and half an ulp of the quotient's: -21 at the least
+        bracket_exp=-20,
         nv=plan.group // 16, packed=dst in ("s4", "u4", "f4_e2m1"),
         word=1 if dst in ("s4", "u4", "f4_e2m1") else 2, stores=_stores(plan),
         prefetch=plan.prefetch, ahead=_ahead(plan), l2_ahead=_l2_ahead(plan),

@@ -416,12 +416,12 @@ ${transpose_reduce("fmin", [f"l{g}" for g in range(batch)], "lo")}\
 %   endif
 %   if dst_dt in int_range:
     // r is within 2.5 ulp of 1 / s (exact where the device divides exactly),
-    // so r (1 -+ 2^-20), each rounded, lie at least 10 * 2^-24 of 1 / s below
-    // and above it, and the rounded quotient within 2^-24 of x / s: x * rlo
-    // and x * rhi bracket it strictly (x != 0; |x / s| <= qmax - qmin + 1, the
-    // stored scale rounding up: symmetric codes need no clamp).
+    // so r (1 -+ 2^${bracket_exp}), each rounded, lie below and above 1 / s by more
+    // than 2^-24 of it, the rounded quotient's distance from x / s: x * rlo
+    // and x * rhi bracket the quotient strictly (x != 0; |x / s| <= qmax -
+    // qmin + 1, the stored scale rounding up: symmetric codes need no clamp).
     const ${fv} r = 1.0f / s;
-    const ${fv} rlo = r * ${float_literal(1 - bracket)}, rhi = r * ${float_literal(1 + bracket)};
+    const ${fv} rlo = r * ${float_literal(1 - 2.0 ** bracket_exp)}, rhi = r * ${float_literal(1 + 2.0 ** bracket_exp)};
     const ${fv} mz = 12582912.0f + convert_${fv}(zp);  // 1.5 * 2^23 plus the zero point
     // 1: every code of the group divided, for scales outside [2^-100, 2^100]
     // (f16 ones past 2^15, which may be stored below the range's: 65504).
