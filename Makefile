@@ -24,7 +24,7 @@ demo: opencl
 # Intel's runtime and on SYCL, about 0.1 s each, 4.5 minutes over the four
 # passes; `make fuzz` runs thousands.
 GPU_STRATEGY_TESTS = tests/test_reorder_*.py tests/test_shuffle.py tests/test_benchdnn.py \
-  tests/test_sweep.py
+  tests/test_sweep.py tests/test_quantize_sweep.py
 SYCL_TESTS = tests/test_reorder_types.py tests/test_reorder_layouts.py \
   tests/test_reorder_attributes.py tests/test_reorder_gpu_shapes.py \
   tests/test_reorder_property.py tests/test_reorder_special_values.py \
@@ -32,7 +32,8 @@ SYCL_TESTS = tests/test_reorder_types.py tests/test_reorder_layouts.py \
   tests/test_grouped_quant.py tests/test_packed_types.py tests/test_small_types.py \
   tests/test_compensation.py tests/test_runtime_dims.py tests/test_sycl.py \
   tests/test_benchdnn.py::test_onednn_batch_files_pass tests/test_sweep.py \
-  tests/test_tiers.py tests/test_disk_cache.py tests/test_dlpack.py tests/test_arrays_in_out.py
+  tests/test_tiers.py tests/test_disk_cache.py tests/test_dlpack.py tests/test_arrays_in_out.py \
+  tests/test_quantize_sweep.py
 
 # The passes are independent: two run at a time (the tests are mostly one
 # Python thread each), each pass's output printed whole when it ends. The
@@ -56,23 +57,27 @@ test-onednn:
 test-sycl:
 	CLAYOUT_TEST_PLATFORM=sycl $(PY) -m pytest -q -p no:cacheprovider $(SYCL_TESTS)
 
-# The sweep alone, long: FUZZ_PROBLEMS problems on each implementation with
-# each strategy (PoCL, Intel's runtime and SYCL; CPU and GPU kernels), one
-# run after another, from a new seed each time, printed at the start and the
-# end (FUZZ_SEED=N runs those problems again). A failure prints the command
-# that reruns its problem alone.
+# The sweeps alone, long: FUZZ_PROBLEMS reorder and shuffle problems and
+# FUZZ_QUANTIZE_PROBLEMS quantize ones (tests/test_quantize_sweep.py) on each
+# implementation with each strategy (PoCL, Intel's runtime and SYCL; CPU and
+# GPU kernels), one run after another, from a new seed each time, printed at
+# the start and the end (FUZZ_SEED=N runs those problems again). A failure
+# prints the command that reruns its problem alone.
 FUZZ_PROBLEMS ?= 3000
+FUZZ_QUANTIZE_PROBLEMS ?= 500
 FUZZ_SEED ?= $(shell od -An -N4 -tu4 /dev/urandom | tr -d ' ')
 FUZZ_SEED := $(FUZZ_SEED)
 FUZZ_RUNS ?= pocl:cpu pocl:gpu intel:cpu intel:gpu sycl:cpu sycl:gpu
 
 fuzz: opencl intel-opencl sycl
-	@echo "make fuzz: seed $(FUZZ_SEED), $(FUZZ_PROBLEMS) problems per run"
+	@echo "make fuzz: seed $(FUZZ_SEED), $(FUZZ_PROBLEMS) reorder and $(FUZZ_QUANTIZE_PROBLEMS) quantize problems per run"
 	@status=0; for run in $(FUZZ_RUNS); do \
 	  echo "== $$run (seed $(FUZZ_SEED))"; \
 	  CLAYOUT_TEST_PLATFORM=$${run%:*} CLAYOUT_STRATEGY=$${run#*:} \
 	  CLAYOUT_SWEEP_SEED=$(FUZZ_SEED) CLAYOUT_SWEEP_PROBLEMS=$(FUZZ_PROBLEMS) \
-	  $(PY) -m pytest -q -p no:cacheprovider tests/test_sweep.py || status=1; \
+	  CLAYOUT_QUANTIZE_SWEEP_PROBLEMS=$(FUZZ_QUANTIZE_PROBLEMS) \
+	  $(PY) -m pytest -q -p no:cacheprovider tests/test_sweep.py tests/test_quantize_sweep.py \
+	  || status=1; \
 	done; echo "make fuzz: seed $(FUZZ_SEED) (FUZZ_SEED=$(FUZZ_SEED) runs it again)"; \
 	exit $$status
 
