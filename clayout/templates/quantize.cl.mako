@@ -461,12 +461,13 @@ ${batch_values(g)}\
 <%def name="careful_function()">\
 % if scheme == "mx":
 // Group g's codes again, the careful way (rare): NaN to +0, the group
-// holding one. (No restrict: inlined, it left a call Oclgrind 21.10 cannot run.)
+// holding one.
 % else:
-// Group g's codes again, the careful way (rare): x / s divided, one of its
-// products having lain near a half or been NaN. (No restrict: inlined, it
-// left a call Oclgrind 21.10 cannot run.)
+// Group g's codes again, the careful way (rare): x / s divided, the ends of
+// its bracket having rounded apart (a NaN too), or its scale outside the
+// range the bracket holds for.
 % endif
+// (No restrict: inlined, it left a call Oclgrind 21.10 cannot run.)
 % if scheme == "mx":
 static void ${name}_careful(__global const ${src_type} *p, __global uchar *out, uint g, float m)
 % else:
