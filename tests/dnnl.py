@@ -198,6 +198,16 @@ class OneDNN:
         except OSError as e:
             raise Unavailable(f"oneDNN does not load: {e}") from None
 
+    @property
+    def isa(self) -> str:
+        """The instruction set oneDNN's CPU kernels use on this machine
+        (avx512_core_bf16, avx512_core_amx, ...): which implementation it picks,
+        and so which of its defects show, depends on it."""
+        self.lib.dnnl_get_effective_cpu_isa.restype = ctypes.c_int
+        isa = self.lib.dnnl_get_effective_cpu_isa()
+        names = [k for k, v in self.enums["dnnl_cpu_isa_t"].items() if v == isa]
+        return names[-1].removeprefix("dnnl_cpu_isa_") if names else hex(isa)
+
     def value(self, name: str) -> int:
         """The integer the headers give ``name`` (an enumerator or a #define)."""
         value = self.values.get(name)

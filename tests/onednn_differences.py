@@ -68,7 +68,10 @@ CLASSES = {c.name: c for c in (
         "onednn_f8_direct_copy_writes_past", "clayout",
         "oneDNN defect: its jit_direct_copy of an f8 tensor writes past the end of the "
         "destination buffer (f8_e5m2 10x1x16 cBa4b to the same: 12 bytes past it; in a "
-        "buffer of its own, that corrupts the heap and aborts the process)."),
+        "buffer of its own, that corrupts the heap and aborts the process), and in some "
+        "runs wrong values inside it (16x1x16 cBa4b: zeros at c = 8, seen in CI on a "
+        "Xeon). Where oneDNN's ISA is avx512_core_bf16 (an AMD EPYC) it picks simple:any "
+        "for these instead, which copies right."),
     DifferenceClass(
         "onednn_direct_copy_of_windows", "clayout",
         "oneDNN defect: its jit_direct_copy copies a window of a blocked layout as if it "
@@ -247,6 +250,9 @@ def compare(run):
             pass  # bit copies: every difference is unexplained
         elif _direct_copy_of_window(case, run):
             elements.take("onednn_direct_copy_of_windows", elements.every())
+        elif "onednn_f8_direct_copy_writes_past" in counts:
+            # A copy that writes past its buffer is not trusted inside it.
+            elements.take("onednn_f8_direct_copy_writes_past", elements.every())
         elif case.sdt == case.ddt and not case.has_attr:
             _sort_bit_copy(elements, case.ddt)
         else:

@@ -155,7 +155,7 @@ def test_random_problems_match_onednn_or_a_named_class(cl_engine, onednn):
 # -- benchdnn's batch files --------------------------------------------------------
 
 @pytest.mark.parametrize("driver, path", BATCHES, ids=[p.name for _, p in BATCHES])
-def test_batch_file_matches_onednn_or_a_named_class(cl_engine, onednn, driver, path):
+def test_batch_file_matches_onednn_or_a_named_class(cl_engine, onednn, lib, driver, path):
     problems_list = problems_of(driver, path)
     step = BIG_BATCH_STEP if len(problems_list) > 2000 else SMALL_BATCH_STEP
     tally = Tally()
@@ -165,6 +165,12 @@ def test_batch_file_matches_onednn_or_a_named_class(cl_engine, onednn, driver, p
             tally.counts[f"left out: {reason.split(':')[0]}"] += 1
             continue
         tally.run(case, cl_engine, onednn)
+    if tally.counts["ran"] == 0 and tally.counts["problems"] == tally.counts[
+            "oneDNN: unimplemented"] > 0 and not tally.failures:
+        # The ISA decides (f16 shuffles: none on an AMD EPYC's avx512_core_bf16);
+        # the other files still prove the binding runs.
+        pytest.skip(f"oneDNN implements none of {path.name}'s {tally.counts['problems']} "
+                    f"problems with the ISA it uses on this CPU ({lib.isa})")
     tally.check(at_least=1)
 
 
@@ -247,6 +253,26 @@ def test_a_named_class_explains_only_its_own_difference(cl_engine, onednn):
     assert compare(run).unexplained
 
 
+def test_an_f8_direct_copy_is_trusted_only_inside_its_buffer(cl_engine, onednn):
+    """The CI failure of stop 48, on a Xeon: oneDNN's jit_direct_copy of f8
+    wrote past its buffer and zeros inside it. Its elements are its defect's
+    only when it wrote past; the same zeros from a copy that stayed inside
+    are unexplained. (Built from clayout's run here: on some CPUs oneDNN
+    does not take that implementation.)"""
+    case = Case(1, 13, "reorder", (16, 1, 16), "f8_e5m2", "f8_e5m2", Layout("cBa4b"),
+                Layout("cBa4b"))
+    run = _run(onednn, cl_engine, case)
+    at = run.problem.expect.dst_at.reshape(-1)
+    run.onednn = run.clayout.copy()
+    run.onednn[at[[8, 24]]] = 0
+    run.onednn_impl = "jit_direct_copy:uni"
+    result = compare(run)
+    assert result.unexplained and not result.classes
+    run.onednn_past = 12
+    result = compare(run)
+    assert set(result.classes) == {"onednn_f8_direct_copy_writes_past"} and not result.unexplained
+
+
 def test_every_class_is_on_the_docs_page():
     page = open(os.path.join(os.path.dirname(__file__), "..", "docs", "onednn.md")).read()
     missing = [name for name in CLASSES if f"`{name}`" not in page]
@@ -257,6 +283,16 @@ def test_every_class_is_on_the_docs_page():
 # Each shows that oneDNN still writes the wrong value and that clayout writes
 # the right one (tests/reference.py's). When oneDNN is mended, its test
 # fails: the class then leaves the table.
+
+def _shows_here(lib, impl, wanted, defect):
+    """Skip, with the reason, where oneDNN picks another implementation than
+    ``wanted`` (the one with ``defect``) on this CPU: its choice depends on the
+    ISA it uses (an AMD EPYC's avx512_core_bf16 takes simple:any for f8
+    copies, where the Xeons CI has run on take jit_direct_copy)."""
+    if not impl.startswith(wanted):
+        pytest.skip(f"oneDNN picks {impl}, not {wanted}, with the ISA it uses on this CPU "
+                    f"({lib.isa}): {defect} cannot show here")
+
 
 def _both(onednn, engine, case):
     run = _run(onednn, engine, case)
@@ -310,11 +346,12 @@ def test_onednn_s32_zero_point_wraps_reproducer(cl_engine, onednn):
         f"oneDNN ({impl}) no longer wraps: drop the class"
 
 
-def test_onednn_f8_direct_copy_writes_past_reproducer(cl_engine, onednn):
+def test_onednn_f8_direct_copy_writes_past_reproducer(cl_engine, onednn, lib):
     case = Case(1, 11, "reorder", (10, 1, 16), "f8_e5m2", "f8_e5m2", Layout("cBa4b"),
                 Layout("cBa4b"))
     run, _ = _both(onednn, cl_engine, case)
-    assert run.onednn_impl.startswith("jit_direct_copy") and run.onednn_past, \
+    _shows_here(lib, run.onednn_impl, "jit_direct_copy", "onednn_f8_direct_copy_writes_past")
+    assert run.onednn_past, \
         "oneDNN's f8 direct copy now stays inside its destination: drop the class"
 
 
@@ -327,7 +364,7 @@ def test_onednn_gapped_scale_mask_reproducer(cl_engine, onednn):
     assert not np.array_equal(got[8:], want[8:]), "oneDNN now reads gapped dst scales right"
 
 
-def test_onednn_f8_sum_dropped_reproducer(cl_engine, onednn):
+def test_onednn_f8_sum_dropped_reproducer(cl_engine, onednn, lib):
     """f32 ones into f8_e5m2 ones with a sum of 1.0: 2.0 everywhere, but
     oneDNN's tail elements keep 1.0."""
     case = Case(1, 5, "reorder", (546,), "f32", "f8_e5m2", Layout("a"), Layout("a"),
@@ -340,6 +377,7 @@ def test_onednn_f8_sum_dropped_reproducer(cl_engine, onednn):
     result, impl, _ = onednn.run(case, expect.src_raw, expect.dst_raw)
     clayout, _ = run_clayout(problem, cl_engine)
     assert np.all(clayout.view(ml_dtypes.float8_e5m2) == 2.0)
+    _shows_here(lib, impl, "jit", "onednn_f8_sum_dropped")
     got = result.view(ml_dtypes.float8_e5m2).astype(np.float32)
     assert np.any(got == 1.0), f"oneDNN ({impl}) now adds the sum everywhere: drop the class"
 
@@ -426,23 +464,31 @@ def test_onednn_failed_f8_primitive_fails_every_later_one():
                 return e.status
         print(create((4, 4), "f32", "f32", "ab", "ba"),
               create((10, 1), "s32", "f8_e4m3", "BA2b4a", "BA2b4a"),
-              create((4, 4), "f32", "f32", "ba", "ab"))
+              create((4, 4), "f32", "f32", "ba", "ab"), lib.isa)
         """)
     env = dict(os.environ, PYTHONPATH=os.path.dirname(__file__))
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                           text=True, timeout=120)
     if "Unavailable" in done.stderr:
         pytest.skip(done.stderr.strip().splitlines()[-1])
-    assert done.stdout.split() == ["ok", "dnnl_runtime_error", "dnnl_runtime_error"], \
+    *statuses, isa = done.stdout.split() or ["(nothing)"]
+    if statuses == ["ok", "dnnl_unimplemented", "ok"]:
+        pytest.skip(f"oneDNN implements no s32 -> f8_e4m3 reorder with the ISA it uses on "
+                    f"this CPU ({isa}): the failing creation cannot show here")
+    assert statuses == ["ok", "dnnl_runtime_error", "dnnl_runtime_error"], \
         f"oneDNN changed ({done.stdout.strip()} {done.stderr[-300:]}): review onednn_side.py"
 
 
-def test_the_worker_starts_again_after_a_poisoning_problem(onednn):
+def test_the_worker_starts_again_after_a_poisoning_problem(onednn, lib):
     case = Case(1, 9, "reorder", (10, 1), "s32", "f8_e4m3", Layout("BA2b4a"), Layout("BA2b4a"))
     problem = Prepared(case)
     before = onednn.restarts
-    with pytest.raises(OneDNNRefuses, match="runtime_error"):
+    with pytest.raises(OneDNNRefuses) as refusal:
         onednn.run(case, problem.expect.src_raw, problem.expect.dst_raw)
+    if refusal.value.reason.startswith("unimplemented"):
+        pytest.skip(f"oneDNN implements no s32 -> f8_e4m3 reorder with the ISA it uses on "
+                    f"this CPU ({lib.isa}): no problem poisons its process here")
+    assert refusal.value.reason.startswith("runtime_error"), refusal.value.reason
     assert onednn.restarts == before + 1
     plain = Case(1, 10, "reorder", (4, 4), "f32", "f32", Layout("ab"), Layout("ba"))
     problem = Prepared(plain)
