@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY      = $(VENV)/bin/python
 
-.PHONY: demo test torch onednn onednn-diff test-pocl test-pocl-gpu test-intel test-onednn test-sycl fuzz bench bench-sycl weights opencl intel-opencl sycl spirv-tools info clean ptx gcn gpusim
+.PHONY: demo test torch onednn onednn-diff test-pocl test-pocl-gpu test-intel test-onednn test-sycl fuzz bench bench-sycl weights opencl intel-opencl sycl spirv-tools info clean ptx gcn gpusim gpusim-plugin
 
 demo: opencl
 	$(PY) examples/quickstart.py
@@ -43,7 +43,7 @@ SYCL_TESTS = tests/test_reorder_types.py tests/test_reorder_layouts.py \
 # PoCL, SYCL, oneDNN; then the GPU strategy on PoCL in whichever frees first.
 TEST_PASSES = test-intel test-pocl test-sycl test-onednn test-pocl-gpu
 
-test: opencl intel-opencl sycl spirv-tools onednn torch
+test: opencl intel-opencl sycl spirv-tools onednn torch gpusim-plugin
 	@$(MAKE) --no-print-directory -j2 --output-sync=target $(TEST_PASSES)
 
 test-pocl:
@@ -165,10 +165,16 @@ gcn: opencl
 # local-memory banks, than issue 22 allows (benchmarks/gpusim_check.py).
 GPUSIM_DIR ?= ../shared/gpu-offline
 
-gpusim: opencl
-	@command -v g++ >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq g++ >/dev/null; }
-	bash $(GPUSIM_DIR)/build.sh
+gpusim: opencl gpusim-plugin
 	$(PY) benchmarks/gpusim_check.py --gpusim $(GPUSIM_DIR)
+
+# Built once before the passes, which run two at a time: two builds at once
+# (both passes start with tests/test_access.py) fought over apt's lock and
+# failed one pass's gpusim tests.
+gpusim-plugin:
+	@command -v g++ >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq g++ >/dev/null; }
+	@if [ -f $(GPUSIM_DIR)/build.sh ]; then bash $(GPUSIM_DIR)/build.sh; \
+	else echo "no $(GPUSIM_DIR)/build.sh: the gpusim tests skip (or fail under CI)"; fi
 
 # Each table runs with both kernel strategies; their numbers go to
 # benchmarks/results/*.json and plot.py draws the reorder and shuffle ones

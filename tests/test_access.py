@@ -9,6 +9,7 @@ every work-group's on shapes with tails and padding. This file is also the
 script run under Oclgrind (``python tests/test_access.py OUT_DIR``).
 """
 import dataclasses
+import fcntl
 import importlib.util
 import json
 import os
@@ -131,11 +132,16 @@ def _gpusim_library() -> str | None:
     """libgpusim.so where gpusim.py keeps it, built by build.sh when missing."""
     cache = os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache"))
     library = os.path.join(cache, "gpusim", "libgpusim.so")
-    if not os.path.exists(library) and (GPUSIM / "build.sh").exists():
-        done = subprocess.run(["bash", str(GPUSIM / "build.sh")], capture_output=True,
-                              text=True, timeout=600)
-        if done.returncode == 0 and done.stdout.strip():
-            library = done.stdout.strip().splitlines()[-1]
+    os.makedirs(os.path.dirname(library), exist_ok=True)
+    # One build at a time: passes run side by side (make test), and two
+    # builds fight over apt's lock.
+    with open(library + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.exists(library) and (GPUSIM / "build.sh").exists():
+            done = subprocess.run(["bash", str(GPUSIM / "build.sh")], capture_output=True,
+                                  text=True, timeout=600)
+            if done.returncode == 0 and done.stdout.strip():
+                library = done.stdout.strip().splitlines()[-1]
     return library if os.path.exists(library) else None
 
 
