@@ -40,12 +40,13 @@ BATCH_ITEMS = 256
 #: 5-10% faster fetching two ahead than one on PoCL and Intel's runtime.
 PREFETCH_AHEAD_BYTES = 4096
 #: With clang's builtin, the same lines are also fetched into the L2 cache
-#: only (locality 1) from this many bytes ahead, where that is further than
-#: the first fetch: more lines in flight for small work-items. MXFP4's 2 KiB
-#: work-items, fetched 8 KiB ahead too: 0.76-0.77 -> 0.84-0.86 of copy on
-#: Intel's runtime, 0.76-0.85 -> 0.77-0.89 on PoCL (in turns, 3 runs); u4
-#: groups of 128 (8 KiB work-items) fetched 16 KiB ahead too lost 5% on PoCL.
-L2_AHEAD_BYTES = 8192
+#: only (locality 1) from this many times as far ahead as the first fetch:
+#: more lines in flight. MXFP4's 2 KiB work-items (8 KiB ahead; session 48,
+#: a Xeon): 0.76-0.77 -> 0.84-0.86 of copy on Intel's runtime, 0.76-0.85 ->
+#: 0.77-0.89 on PoCL. u4 groups of 128 (8 KiB work-items, 16 KiB ahead;
+#: session 49, an AMD EPYC): 0.78-0.80 -> 0.93-0.96 on PoCL, 0.67-0.78 ->
+#: 0.82-0.92 on Intel's runtime (where the Xeon's PoCL had lost 5%).
+L2_AHEAD_TIMES = 2
 #: The bytes one prefetch brings in: a CPU's cache line.
 CACHE_LINE = 64
 #: Source types besides f32 that the vector and coalesced kernels read
@@ -283,11 +284,10 @@ def _ahead(plan: QuantizePlan, ahead_bytes: int = PREFETCH_AHEAD_BYTES) -> int:
 
 def _l2_ahead(plan: QuantizePlan) -> int:
     """Work-items ahead whose groups the vector kernel also fetches into the
-    L2 cache only; 0 for none (no builtin, or no further than the first)."""
+    L2 cache only; 0 for none (no builtin)."""
     if plan.prefetch != "builtin":
         return 0
-    far = _ahead(plan, L2_AHEAD_BYTES)
-    return far if far > _ahead(plan) else 0
+    return L2_AHEAD_TIMES * _ahead(plan)
 
 
 def _fetches(plan: QuantizePlan) -> dict:
