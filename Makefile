@@ -37,7 +37,8 @@ SYCL_TESTS = tests/test_reorder_types.py tests/test_reorder_layouts.py \
 
 # The passes are independent: two run at a time (the tests are mostly one
 # Python thread each), each pass's output printed whole when it ends. The
-# Intel pass is the longest (about 15 minutes on CI's 2 cores), so the
+# Intel pass is the longest on a Xeon (about 11 minutes on CI's 2 cores;
+# PoCL's, from a cold start, on an AMD EPYC: 12 minutes), so the
 # differential suite against oneDNN (about 3.5 of them) is a pass of its own,
 # and the list is in an order that keeps the two slots about even: Intel;
 # PoCL, SYCL, oneDNN; then the GPU strategy on PoCL in whichever frees first.
