@@ -274,12 +274,12 @@ def _source_bytes(plan: QuantizePlan) -> int:
     return 4 if plan.src_dt == "f32" else 2
 
 
-def _ahead(plan: QuantizePlan, ahead_bytes: int = PREFETCH_AHEAD_BYTES) -> int:
+def _ahead(plan: QuantizePlan) -> int:
     """Work-items ahead of its own whose groups the vector kernel fetches."""
     if not plan.batch:
         return 0
     item_bytes = _source_bytes(plan) * plan.batch * plan.group
-    return max(1, -(-ahead_bytes // item_bytes))
+    return max(1, -(-PREFETCH_AHEAD_BYTES // item_bytes))
 
 
 def _l2_ahead(plan: QuantizePlan) -> int:

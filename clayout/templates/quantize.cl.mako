@@ -262,7 +262,7 @@ vload16(${j}, p)\
 <% flagged = dst_dt in int_range and scheme != "mx" %>\
 % if flagged:
     {
-    uint16 diff = (uint16)(wide${capture(lane, g, batch)});
+    uint16 diff = (uint16)(unbracketed${capture(lane, g, batch)});
 % endif
 % for v in range(nv):
 ${vector_codes(f"{g * nv + v}u", capture(lane, g, batch), False, f"b{g * nv + v} = c;")}\
@@ -425,7 +425,7 @@ ${transpose_reduce("fmin", [f"l{g}" for g in range(batch)], "lo")}\
     const ${fv} mz = 12582912.0f + convert_${fv}(zp);  // 1.5 * 2^23 plus the zero point
     // 1: every code of the group divided, for scales outside [2^-100, 2^100]
     // (f16 ones past 2^15, which may be stored below the range's: 65504).
-    const ${vt("uint", batch)} wide = select((${vt("uint", batch)})(1u), (${vt("uint", batch)})(0u), (${iv})((s >= 0x1p-100f) & (s <= ${"0x1p15f" if scale_dt == "f16" else "0x1p100f"})));
+    const ${vt("uint", batch)} unbracketed = select((${vt("uint", batch)})(1u), (${vt("uint", batch)})(0u), (${iv})((s >= 0x1p-100f) & (s <= ${"0x1p15f" if scale_dt == "f16" else "0x1p100f"})));
     uint redo = 0;  // bit g: group g again, carefully
 %   endif
 % endif
