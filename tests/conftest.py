@@ -13,6 +13,7 @@ SYCL (dpctl): the device engine of every fixture (``cl_engine``, the
 device side of ``engine``) is then ``Engine("sycl")`` on its CPU device,
 whose memories are USM."""
 import atexit
+import dataclasses
 import os
 import shutil
 import sys
@@ -130,12 +131,19 @@ def engine(request):
 _STRATEGY_ENGINES = {}
 
 
-def _engine_with_strategy(cl_engine, monkeypatch, strategy):
-    key = (strategy, id(cl_engine))  # cl_engine lives as long as the run
+def _engine_with_strategy(cl_engine, monkeypatch, strategy, compute_units=None):
+    """cl_engine's device planned with ``strategy``; with ``compute_units``,
+    planned as for a device of that many (the plans of small problems
+    depend on it: a test of a kernel's shape pins it, so that it holds on
+    a GPU of 132 as on a CPU of 2)."""
+    key = (strategy, compute_units, id(cl_engine))  # cl_engine lives as long as the run
     if key not in _STRATEGY_ENGINES:
         monkeypatch.setenv("CLAYOUT_STRATEGY", strategy)
-        _STRATEGY_ENGINES[key] = cly.Engine(cl_engine.kind, device=cl_engine.device)
+        engine = cly.Engine(cl_engine.kind, device=cl_engine.device)
         monkeypatch.delenv("CLAYOUT_STRATEGY")
+        if compute_units is not None:
+            engine.profile = dataclasses.replace(engine.profile, compute_units=compute_units)
+        _STRATEGY_ENGINES[key] = engine
     return _STRATEGY_ENGINES[key]
 
 
