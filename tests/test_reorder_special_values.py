@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import clayout as cly
+from conftest import _engine_with_strategy
 from reference import NP, S32_MAX_FROM_F32, assert_same, logical_of, ref_reorder
 from reorder_runs import execute, prefilled, src_memory
 
@@ -81,3 +82,37 @@ def test_nan_survives_scaling_into_floats(engine):
         execute(engine, src_md, dst_md, src, dst, attr=cly.Attr(src_scales=2.0))
         assert_same(logical_of(dst.raw(), values.shape, "ab", ddt),
                     np.array([want], np.float32).astype(NP[ddt]), any_nan=True)
+
+
+def _f16_boundaries():
+    """f32 values at every place f32 -> f16 rounding can go wrong: each f16
+    value, each midpoint between neighbours (a tie) and the floats beside
+    it, the runs around the subnormals' bottom (2^-25), the smallest normal
+    (2^-14), overflow (65520) and the infinities and NaNs; both signs."""
+    h = np.arange(0x7c01, dtype=np.uint16).view(np.float16).astype(np.float32)
+    mid = ((h[:-1].astype(np.float64) + h[1:]) / 2).astype(np.float32)
+    runs = [np.arange(lo, lo + 0x400, dtype=np.uint32).view(np.float32)
+            for lo in (0x32fffe00, 0x337ffe00, 0x387ffe00, 0x477ffe00, 0x7f7ffe00, 0x7fbffe00, 0)]
+    x = np.concatenate([h, mid, np.nextafter(mid, np.float32(0)),
+                        np.nextafter(mid, np.float32(np.inf))] + runs)
+    return np.concatenate([x, -x])
+
+
+@pytest.mark.parametrize("strategy", ["cpu", "gpu"])
+def test_f16_stores_round_every_boundary_as_numpy(cl_engine, monkeypatch, strategy):
+    """Each strategy's f16 store (the GPU's vectors in integer operations,
+    the rest by vstore_half_rte) rounds to nearest even like NumPy, with
+    subnormals, overflow to infinity and NaN; on whole vectors and on the
+    one-value tail of a length that is no multiple of their width."""
+    engine = _engine_with_strategy(cl_engine, monkeypatch, strategy)
+    x = _f16_boundaries()
+    for n in (x.size - x.size % 16, x.size - x.size % 16 - 15):
+        values = x[:n]
+        with np.errstate(all="ignore"):
+            want = values.astype(np.float16)
+        src_md, src = src_memory(engine, (n,), "f32", "a", values)
+        dst_md = cly.MemoryDesc((n,), "f16")
+        dst = prefilled(dst_md, engine)
+        primitive = execute(engine, src_md, dst_md, src, dst)
+        assert primitive._implementation.plan.strategy == strategy
+        assert_same(logical_of(dst.raw(), (n,), "a", "f16"), want, src=values, any_nan=True)

@@ -174,7 +174,8 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
     values = _values(plan, kernel_name, c)
     values["typed_store"] = plan.typed_store
     if plan.vector:
-        values["helpers"] = _vector_helpers(plan, values["helpers"])
+        values["helpers"] = _vector_helpers(plan, values["helpers"],
+                                            typed=plan.aligned or plan.typed_store)
     nibble_words = plan.nibble_words
     if nibble_words:
         lane_args = {}  # one value per converted row (plan_nibble_transpose)
@@ -203,18 +204,23 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
 
 
 def _vector_helpers(plan: KernelPlan, helpers: set, n: int | None = None,
-                    gathered: bool = False) -> set:
+                    gathered: bool = False, typed: bool = False) -> set:
     """The helper functions of a vector plan: the narrow types' ones at its
     width (8-bit float decoders and encoders, nibble unpacking for a 4-bit
     source or a 4-bit destination read for a sum, packing) instead of the
     one-value ones, which it never calls. ``gathered``: the source's
     elements are decoded one by one (a tiled write that gathers its vector
-    from local memory), so the source keeps its one-value decoder."""
+    from local memory), so the source keeps its one-value decoder. ``typed``:
+    the kernel stores its vectors by typed stores (aligned)."""
     f8 = ("f8_e5m2", "f8_e4m3")
     sdt, ddt, n = plan.src_md.data_type, plan.dst_md.data_type, n or plan.vec
     out = {h for h in helpers if h not in f8 + ("nibble",)}
     if conversion(plan)[0]:
         return out  # a bit copy converts nothing
+    if ddt == "f16" and typed and plan.strategy == "gpu" and plan.compute == "float":
+        # NVIDIA's OpenCL stores vstore_half's vectors element by element:
+        # encoded in integer operations, they are stored as typed vectors.
+        out.add(f"float_to_f16_x{n}")
     if gathered and sdt in f8:
         out.add(sdt)
     reads = ([] if gathered else [sdt]) + ([ddt] if plan.attr_kinds[4] else [])  # a sum reads dst
@@ -386,16 +392,17 @@ def _render_tiled(plan: KernelPlan, kernel_name: str | None, c: _Expressions) ->
     vectors, stages = tile_values(plan)
     lane_args = {arg.name: write.vec for arg in vectors}
     values = _values(plan, kernel_name, c)
+    # (a vector gathered element by element is stored by vstoreN: Oclgrind
+    # mis-measures typed stores of vectors assembled from scalars)
+    values["typed_store"] = write.typed and tile.contiguous(write)
     if write.vec > 1:
         values["helpers"] = _vector_helpers(plan, values["helpers"], write.vec,
-                                            gathered=not tile.contiguous(write))
+                                            gathered=not tile.contiguous(write),
+                                            typed=plan.aligned or values["typed_store"])
     staged = _staged_values(plan, c, stages)
     for arg_name, stage in staged.items():
         slice_index[arg_name] = stage.index
     values["staged"] = staged
-    # (a vector gathered element by element is stored by vstoreN: Oclgrind
-    # mis-measures typed stores of vectors assembled from scalars)
-    values["typed_store"] = write.typed and tile.contiguous(write)
     box_text = " x ".join(_level_text(levels[j], tile.box[j])
                           for j in range(len(levels)) if tile.box[j] > 1)
     return render_template(
