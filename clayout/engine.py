@@ -178,7 +178,9 @@ class Stream:
 
     def wait(self) -> None:
         """Block until everything enqueued on this stream has finished, and
-        the events clayout handed out for it are set."""
+        the events clayout handed out for it are set. Raises ExecutionError
+        when the driver says finishing failed (NVIDIA's does once a command's
+        wait list failed; others finish, and the failure shows in events)."""
         if self.queue is not None:
             self.engine.backend.finish(self.queue)
 

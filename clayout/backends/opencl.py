@@ -12,7 +12,7 @@ import numpy as np
 import pyopencl as cl
 
 from .. import verbose
-from ..errors import InvalidArgumentError, UnimplementedError, describe
+from ..errors import ExecutionError, InvalidArgumentError, UnimplementedError, describe
 from ..gpu import events as ev
 from ..gpu.profile import read_profile
 from .caps import DeviceCaps, env_bytes, with_tuning_table
@@ -150,7 +150,16 @@ class OpenCLBackend:
         return queue
 
     def finish(self, queue) -> None:
-        queue.finish()
+        try:
+            queue.finish()
+        except cl.Error as error:
+            # NVIDIA's driver answers DEVICE_NOT_FOUND once a command's wait
+            # list has failed; PoCL and Intel's runtime finish the queue.
+            ev.wait_settled(queue, self.engine.caps)
+            raise ExecutionError(
+                f"waiting for the stream's queue: the OpenCL driver answered '{error}' "
+                f"(a command on it failed, or the device was lost); what was enqueued "
+                f"holds undefined values") from error
         ev.wait_settled(queue, self.engine.caps)
 
     def in_context(self, obj, what: str) -> bool:
