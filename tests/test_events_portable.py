@@ -109,16 +109,13 @@ def test_a_driver_that_fails_the_wait_gives_an_execution_error(cl_engine):
     """NVIDIA's driver answers clFinish with DEVICE_NOT_FOUND once a
     command's wait list has failed: Stream.wait says so as an
     ExecutionError that names the driver's answer, not pyopencl's error."""
-    from pyopencl import _cl
-
     class RefusingQueue:  # the stream's queue, whose finish the driver refuses
         def __init__(self, queue):
             self.queue, self.int_ptr = queue, queue.int_ptr
 
         def finish(self):
             self.queue.finish()
-            raise cl.RuntimeError(_cl._ErrorRecord(
-                routine="clFinish", code=cl.status_code.DEVICE_NOT_FOUND, msg=""))
+            raise cl.RuntimeError("clFinish failed: DEVICE_NOT_FOUND")
 
     stream = cly.Stream(cl_engine)
     stream.queue = RefusingQueue(stream.queue)
@@ -209,15 +206,17 @@ for status in (-1, cl.command_execution_status.COMPLETE, -1):
     event = cly.Reorder(md, dst.md, engine=engine).execute(stream, src, dst, wait_for=[gate])
     later = cly.Reorder(dst.md, md, engine=engine).execute(stream, dst, cly.Memory(md, engine))
     gate.set_status(status)
+    waited = ""
     try:
         stream.wait()
-    except cly.ExecutionError:  # NVIDIA's driver fails the wait itself
-        pass
+    except cly.ExecutionError:
+        waited = "wait failed, "
     try:
         dst.to_numpy()
-        print("read", event.command_execution_status, later.command_execution_status)
+        print(waited + "read", event.command_execution_status, later.command_execution_status)
     except cly.ExecutionError:
-        print("failed", event.command_execution_status < 0, later.command_execution_status < 0)
+        print(waited + "failed", event.command_execution_status < 0,
+              later.command_execution_status < 0)
 """
 
 
@@ -232,4 +231,8 @@ def test_gated_reorders_never_hang_whether_the_gate_fails_or_not(cl_engine, tmp_
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.split("\n")[:3] == ["failed True True", "read 0 0", "failed True True"]
+    lines = done.stdout.split("\n")[:3]
+    if "NVIDIA" in cl_engine.device.vendor:  # its driver fails the wait after a failed gate
+        lines = [lines[0].removeprefix("wait failed, "), lines[1],
+                 lines[2].removeprefix("wait failed, ")]
+    assert lines == ["failed True True", "read 0 0", "failed True True"]

@@ -152,14 +152,14 @@ class OpenCLBackend:
     def finish(self, queue) -> None:
         try:
             queue.finish()
-        except cl.Error as error:
-            # NVIDIA's driver answers DEVICE_NOT_FOUND once a command's wait
-            # list has failed; PoCL and Intel's runtime finish the queue.
-            ev.wait_settled(queue, self.engine.caps)
+        except cl.RuntimeError as error:
+            # NVIDIA's driver answers DEVICE_NOT_FOUND once an event a command
+            # waited for has failed; PoCL and Intel's runtime finish the queue.
+            # Raised at once: a lost device may never settle clayout's events.
             raise ExecutionError(
                 f"waiting for the stream's queue: the OpenCL driver answered '{error}' "
-                f"(a command on it failed, or the device was lost); what was enqueued "
-                f"holds undefined values") from error
+                f"(an event a command waited for failed, or the device was lost); what "
+                f"was enqueued holds undefined values") from error
         ev.wait_settled(queue, self.engine.caps)
 
     def in_context(self, obj, what: str) -> bool:
