@@ -980,9 +980,10 @@ def test_the_host_path_reads_device_values_as_they_were_at_execute(cl_engine):
     same stream, neither changes the result nor deadlocks (the worker must
     not wait for a write queued behind its own completion)."""
     run_without_hanging("""
-        # The prelude's gate is not used here. Set, so that the process can
-        # exit on NVIDIA's driver, where a script that left it unset printed
-        # "ok" and hung after its exit handlers, 1 of 1 and 8 of 8 times.
+        # The prelude's gate is not used here, and is set: on NVIDIA's
+        # driver this script, leaving it unset, printed "ok" and hung after
+        # its exit handlers (9 times of 9). That setting it lets the script
+        # exit there is not yet confirmed.
         gate.set_status(cl.command_execution_status.COMPLETE)
         dims = (2, 3, 1, 1, 1, 1, 2)  # more than 6 dims: the host path
         md, dmd = cly.MemoryDesc(dims, "f32"), cly.MemoryDesc(dims, "f32", tag="gfedcba")

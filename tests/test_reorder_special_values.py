@@ -100,19 +100,26 @@ def _f16_boundaries():
 
 @pytest.mark.parametrize("strategy", ["cpu", "gpu"])
 def test_f16_stores_round_every_boundary_as_numpy(cl_engine, monkeypatch, strategy):
-    """Each strategy's f16 store (the GPU's vectors in integer operations,
-    the rest by vstore_half_rte) rounds to nearest even like NumPy, with
-    subnormals, overflow to infinity and NaN; on whole vectors and on the
-    one-value tail of a length that is no multiple of their width."""
+    """Each f16 store rounds to nearest even like NumPy, with subnormals,
+    overflow to infinity and NaN: the GPU strategy's typed vectors, encoded
+    in integer operations (a striped and a tiled kernel), and the stores by
+    vstore_half_rte (the CPU strategy's, and one value at a time where no
+    vector width divides the length)."""
     engine = _engine_with_strategy(cl_engine, monkeypatch, strategy)
     x = _f16_boundaries()
-    for n in (x.size - x.size % 16, x.size - x.size % 16 - 15):
-        values = x[:n]
+    n = x.size - x.size % 16
+    cases = [(x[:n], "a", "a", True),  # vectors
+             (x[:n - 15], "a", "a", False),  # one value at a time
+             (x[:n].reshape(1, 16, -1, 128), "nChw16c", "nchw", True)]  # a tiled transpose
+    for values, s_tag, d_tag, vectors in cases:
         with np.errstate(all="ignore"):
             want = values.astype(np.float16)
-        src_md, src = src_memory(engine, (n,), "f32", "a", values)
-        dst_md = cly.MemoryDesc((n,), "f16")
+        src_md, src = src_memory(engine, values.shape, "f32", s_tag, values)
+        dst_md = cly.MemoryDesc(values.shape, "f16", tag=d_tag)
         dst = prefilled(dst_md, engine)
         primitive = execute(engine, src_md, dst_md, src, dst)
-        assert primitive._implementation.plan.strategy == strategy
-        assert_same(logical_of(dst.raw(), (n,), "a", "f16"), want, src=values, any_nan=True)
+        kernel = primitive._implementation.kernel
+        assert kernel.plan.strategy == strategy
+        assert ("float_to_f16_x" in kernel.source) == (strategy == "gpu" and vectors)
+        assert_same(logical_of(dst.raw(), values.shape, d_tag, "f16"), want, src=values,
+                    any_nan=True, what=f"{s_tag}->{d_tag} {values.shape}")

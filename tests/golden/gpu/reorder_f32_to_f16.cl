@@ -12,7 +12,8 @@ inline ushort8 float_to_f16_x8(float8 x)
     // integer bits (a carry moves into the exponent), the exponent rebiased.
     uint8 code = ((a + 0xfffu + (a >> 13 & 1u)) >> 13) - 0x1c000u;
     // Below 2^-14: 0.5 + |x| rounds |x| to a multiple of 2^-24 (the
-    // subnormals' step, 0.5's in f32), leaving its code in the low bits.
+    // subnormals' step, and the f32 ulp of 0.5), leaving its code in the
+    // low bits.
     code = select(code, as_uint8(as_float8(a) + 0.5f) - 0x3f000000u, a < 0x38800000u);
     code = select(code, (uint8)0x7c00u, a >= 0x477ff000u);              // from 65520: inf
     code = select(code, 0x7e00u | (a >> 13 & 0x1ffu), a > 0x7f800000u);   // NaN
