@@ -166,7 +166,10 @@ def write(mem, array, queue, wait_for):
     backend = mem.engine.backend
     with locked(mem):
         wait += mem._wait_list(q, write=True)
-        event = backend.write_async(q, mem.storage, byte_span(md)[0], direct, wait)
+        # As execute: an input that already failed fails the write, and
+        # nothing is enqueued (a copy behind a failed event may never run).
+        event = backend.run_after(wait, lambda: backend.write_async(
+            q, mem.storage, byte_span(md)[0], direct, wait), q)
         record_command(event, q, mem, [])
     _hold_until_done(mem.engine, event, array)
     return event
@@ -190,10 +193,11 @@ def read(mem, out, queue, wait_for):
     if direct is not None:
         wait = check_wait_for(wait_for, mem.engine)
         q = stream_queue(queue, mem.engine)
+        backend = mem.engine.backend
         with locked(mem):
             wait += mem._wait_list(q)
-            event = mem.engine.backend.read_async(q, mem.storage, byte_span(md)[0],
-                                                   direct, wait)
+            event = backend.run_after(wait, lambda: backend.read_async(
+                q, mem.storage, byte_span(md)[0], direct, wait), q)
             mem._was_read(event, q)
         _hold_until_done(mem.engine, event, out)
         return out, event

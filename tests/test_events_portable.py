@@ -220,6 +220,43 @@ for status in (-1, cl.command_execution_status.COMPLETE, -1):
 """
 
 
+_FAILED_INPUT_SCRIPT = r"""
+import numpy as np, pyopencl as cl, clayout as cly
+engine = cly.Engine("opencl")
+failed = cl.UserEvent(engine.context)
+failed.set_status(-3)
+for tag in ("abcd", "acdb"):  # the bytes as they are, and a layout staged through the host
+    md = cly.MemoryDesc((2, 16, 3, 4), "f32", tag=tag)
+    m = cly.Memory(md, engine)
+    event = m.write(np.ones(md.dims, np.float32), wait_for=[failed])
+    try:
+        m.to_numpy()
+        read_after = "read"
+    except cly.ExecutionError:
+        read_after = "refused"
+    ok = cly.Memory.from_numpy(md, engine, np.ones(md.dims, np.float32))
+    _, read = ok.read(wait_for=[failed]) if tag == "abcd" else (None, failed)
+    cly.Stream(engine, queue=engine.queue).wait()
+    print(tag, event.command_execution_status < 0, read_after, read.command_execution_status < 0)
+"""
+
+
+def test_a_write_or_read_after_an_event_that_already_failed_fails_at_once(cl_engine, tmp_path):
+    """In a process of its own, with a time limit: a write or read whose
+    wait_for holds an event that has already failed fails its event at
+    once and enqueues nothing (PoCL left the copy queued for good, and
+    every later wait on the queue hung); the memory then refuses reads."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "failed_input.py"
+    script.write_text(_FAILED_INPUT_SCRIPT)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split("\n")[:2] == ["abcd True refused True", "acdb True refused True"]
+
+
 def test_gated_reorders_never_hang_whether_the_gate_fails_or_not(cl_engine, tmp_path):
     """In a process of its own, with a time limit: the watcher that settles
     a gated reorder's event must end the wait of stream.wait() and reads."""

@@ -403,6 +403,19 @@ class HostJob:
 
     def __init__(self, engine, queue, ready: list, host_waits: list, work, upstream=()):
         self.engine, self.queue, self.work = engine, queue, work
+        self.done = cl.UserEvent(engine.context)
+        # Held until ``done`` is set: PoCL 3.1 touches the commands waiting on
+        # a user event when it fails, so they must not be freed before.
+        self.finished = None
+        # An input that has already failed fails the job at once, and nothing
+        # is enqueued, as for execute (ev.run_after): PoCL leaves a marker
+        # behind an already-failed event queued for good.
+        self.failed = min((ev.status_of(e) for e in (*ready, *upstream, *host_waits)),
+                          default=_DONE)
+        if self.failed < 0:
+            self.inputs, self.work = [], None
+            self.done.set_status(self.failed)
+            return
         # The events themselves too, and those ``upstream`` of them (that
         # ``ready`` waited for): the marker, and a command after a failed
         # event, may complete all the same. Not in the marker's own list:
@@ -410,12 +423,10 @@ class HostJob:
         # both itself and through a command that waits for it.
         self.inputs = [cl.enqueue_marker(queue, wait_for=ready or None), *ready, *upstream,
                        *host_waits]
-        self.done = cl.UserEvent(engine.context)
-        # Held until ``done`` is set: PoCL 3.1 touches the commands waiting on
-        # a user event when it fails, so they must not be freed before.
-        self.finished = None
 
     def enqueue(self):
+        if self.failed < 0:
+            return self.done
         if self.engine.caps.runs_when_waited:
             self.run()
             cl.enqueue_marker(self.queue, wait_for=[self.done])

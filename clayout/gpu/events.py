@@ -197,13 +197,13 @@ def wait_in_python(events, caps=None) -> bool:
                 pass
         return all(e.command_execution_status == _DONE for e in events)
     delay = 1e-5
-    while any(_status_any(e) > _DONE for e in events):
+    while any(status_of(e) > _DONE for e in events):
         time.sleep(delay)
         delay = min(2 * delay, 2e-3)
-    return all(_status_any(e) == _DONE for e in events)
+    return all(status_of(e) == _DONE for e in events)
 
 
-def _status_any(event) -> int:
+def status_of(event) -> int:
     """The status of an OpenCL event, or of another runtime's (a host
     memory's pending commands may come from a SYCL engine): those have a
     ``execution_status`` that is complete or not, and never fail."""
