@@ -109,6 +109,17 @@ def check_pair(kind: str, src: Memory, dst: Memory) -> None:
             f"does not run in place; give a destination of its own")
 
 
+def check_values_apart(values: dict | None, dst: Memory) -> None:
+    """Raise InvalidArgumentError when a memory of values given to execute
+    shares bytes with ``dst``: the kernel would read values it overwrites."""
+    for value in (values or {}).values():
+        if value.memory is not None and value.memory.shares_bytes_with(dst):
+            raise InvalidArgumentError(
+                f"{value.slot.keyword} memory {value.memory.md!r} and dst {dst.md!r} share "
+                f"bytes of one buffer: the values would be overwritten while they are read; "
+                f"give them a buffer of their own")
+
+
 def refuse_keywords(unknown: dict):
     """Raise InvalidArgumentError naming execute's keywords in ``unknown``
     (if any) and those it takes."""

@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from . import verbose
-from .arguments import check_memory, check_pair, check_reorder, check_shuffle, refuse_keywords
+from .arguments import (check_memory, check_pair, check_reorder, check_shuffle,
+                        check_values_apart, refuse_keywords)
 from .attr import Attr
 from .dtypes import DataTypeLike
 from .backends.host import COMPLETE
@@ -158,6 +159,7 @@ class _Primitive:
             spec = self._value_spec or value_spec(self.attr, self.engine, Reorder)  # to refuse them
             values = resolve(spec, given, src.md.dims, self.engine,
                              counted=not self.src_md.is_runtime)
+            check_values_apart(values, dst)
         log = verbose.enabled()
         start = time.perf_counter() if log else None
         queue = stream.queue

@@ -425,6 +425,25 @@ def test_per_tensor_scale_from_the_device(cl_engine):
         check_result(raw, dims, "ba", "f16", want, what=f"{type(value).__name__}")
 
 
+def test_values_that_share_bytes_with_dst_are_refused(eng):
+    """A Memory of values inside dst's buffer would be overwritten while
+    the kernel reads it (the adversarial review found dst mostly zeros);
+    values in a buffer of their own, then, run."""
+    dims = (64, 64)
+    md, dmd = cly.MemoryDesc(dims, "f32"), cly.MemoryDesc(dims, "s8")
+    prim = cly.Reorder(md, dmd, engine=eng, attr=attr_of((Spec("src_scales", 0b10),)))
+    src = cly.Memory.from_numpy(md, eng, np.ones(dims, np.float32))
+    dst = cly.Memory(dmd, eng, raw=np.full(dmd.size // 4, 2.0, np.float32).view(np.uint8))
+    inside = cly.Memory(cly.MemoryDesc((64,), "f32"), eng, buffer=dst)  # dst's first 256 bytes
+    stream = cly.Stream(eng)
+    with pytest.raises(cly.InvalidArgumentError, match="src_scales memory .* share bytes"):
+        prim.execute(stream, src, dst, src_scales=inside)
+    apart = cly.Memory.from_numpy(cly.MemoryDesc((64,), "f32"), eng, np.full(64, 2.0, np.float32))
+    prim.execute(stream, src, dst, src_scales=apart)
+    stream.wait()
+    assert (dst.to_numpy() == 2).all()
+
+
 # =============================================================================
 # 3. One kernel for every value set
 # =============================================================================
