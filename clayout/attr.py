@@ -78,9 +78,10 @@ class _PerSlice:
             raise InvalidArgumentError(
                 f"{self._what} value {bad} does not fit data_type {dt.name} "
                 f"({int(dt.min)}..{int(dt.max)})")
-        if self._dtype is np.float32 and dt.name != "f32":
+        if self._dtype is np.float32:
             # Stored in the data type: each value rounded once, to nearest
-            # even (f16 straight from f64; bf16 through f32 rounded to odd).
+            # even (f32 and f16 straight from f64; bf16 through f32 rounded
+            # to odd); a finite value that becomes infinite or 0 is refused.
             wide = np.asarray(array.reshape(-1), dtype=np.float64)
             with np.errstate(over="ignore"):
                 if dt.name == "bf16":

@@ -14,6 +14,8 @@ The tables, by area:
   OPENCL     pyopencl objects: queues, buffers, arrays, events, contexts
 A few positive tests at the end pin down inputs that look odd but are valid.
 """
+import warnings
+
 import numpy as np
 import pytest
 
@@ -779,3 +781,17 @@ def test_execute_accepts_a_pyopencl_queue(cl_engine):
     cly.Reorder(MD, dst_md, engine=cl_engine).execute(queue, src, dst)
     queue.finish()
     np.testing.assert_array_equal(dst.to_numpy(), VALUES)
+
+
+@pytest.mark.parametrize("values", [1e300, [1.0, -1e39], [0.5, 1e-50]])
+def test_f32_scales_out_of_its_range_are_refused_as_f16_ones_are(values):
+    """A finite scale that f32 would hold as infinity or 0 is refused by
+    name, as for f16 and bf16; NumPy's overflow warning does not come
+    through (warnings are errors here)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(cly.InvalidArgumentError, match="out of the range of data_type f32"):
+            cly.Scales(values)
+        with pytest.raises(cly.InvalidArgumentError, match="out of the range of data_type f32"):
+            cly.Scales(mask=0b10).with_values(values, (2, 2), "src_scales")
+        assert cly.Scales([np.inf, 3.4e38, 1e-45]).values[0] == np.inf  # as f32 holds them
