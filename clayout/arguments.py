@@ -49,7 +49,11 @@ def check_shuffle(src_md, axis, group_size, backward, dst_md) -> tuple[int, int,
     if dst_md is not None and not isinstance(dst_md, MemoryDesc):
         raise InvalidArgumentError(
             f"shuffle dst_md {describe(dst_md)} is not a MemoryDesc (or None)")
-    if not is_int(axis) or not -src_md.ndims <= axis < src_md.ndims:
+    if not is_int(axis):
+        raise InvalidArgumentError(
+            f"shuffle axis {describe(axis)}: expected an integer in "
+            f"-{src_md.ndims}..{src_md.ndims - 1} for dims {src_md.dims!r}")
+    if not -src_md.ndims <= axis < src_md.ndims:
         raise InvalidArgumentError(
             f"shuffle axis {describe(axis)} is outside -{src_md.ndims}..{src_md.ndims - 1} for "
             f"dims {src_md.dims!r}")
