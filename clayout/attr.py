@@ -326,6 +326,12 @@ class Attr:
                                      or isinstance(sum_beta, bool)):
             raise InvalidArgumentError(f"sum_beta {describe(sum_beta)}: expected a number")
         self.sum_beta = None if sum_beta is None else float(sum_beta)
+        with np.errstate(over="ignore"):  # beta is an f32, as oneDNN's sum scale
+            if sum_beta is not None and np.isinf(np.float32(self.sum_beta)) \
+                    and np.isfinite(self.sum_beta):
+                raise InvalidArgumentError(
+                    f"sum_beta {sum_beta!r} is out of the range of f32, the type beta is "
+                    f"used in")
 
     @property
     def src_zero_point(self) -> ZeroPoints | None:

@@ -332,6 +332,8 @@ ATTR_CASES = [
     bad("attr-sum-beta-complex", lambda: cly.Attr(sum_beta=1j), "1j"),
     bad("attr-sum-beta-array", lambda: cly.Attr(sum_beta=np.array([1.0, 2.0])), "array", "[1. 2.]"),
     bad("attr-sum-beta-object", lambda: cly.Attr(sum_beta=object()), "object"),
+    bad("attr-sum-beta-beyond-f32", lambda: cly.Attr(sum_beta=1e300), "1e+300"),
+    bad("attr-sum-beta-beyond-f32-negative", lambda: cly.Attr(sum_beta=-3.5e38), "-3.5e+38"),
     bad("attr-src-and-output-scales", lambda: cly.Attr(src_scales=2.0, output_scales=2.0),
         "output_scales"),
     bad("attr-src-scales-str", lambda: cly.Attr(src_scales="x"), "'x'"),
