@@ -131,16 +131,22 @@ def engine(request):
 _STRATEGY_ENGINES = {}
 
 
-def _engine_with_strategy(cl_engine, monkeypatch, strategy, compute_units=None):
+def _engine_with_strategy(cl_engine, strategy, compute_units=None):
     """cl_engine's device planned with ``strategy``; with ``compute_units``,
     planned as for a device of that many (the plans of small problems
     depend on it: a test of a kernel's shape pins it, so that it holds on
     a GPU of 132 as on a CPU of 2)."""
     key = (strategy, compute_units, id(cl_engine))  # cl_engine lives as long as the run
     if key not in _STRATEGY_ENGINES:
-        monkeypatch.setenv("CLAYOUT_STRATEGY", strategy)
-        engine = cly.Engine(cl_engine.kind, device=cl_engine.device)
-        monkeypatch.delenv("CLAYOUT_STRATEGY")
+        saved = os.environ.get("CLAYOUT_STRATEGY")
+        os.environ["CLAYOUT_STRATEGY"] = strategy  # read when the engine is made
+        try:
+            engine = cly.Engine(cl_engine.kind, device=cl_engine.device)
+        finally:
+            if saved is None:
+                del os.environ["CLAYOUT_STRATEGY"]
+            else:
+                os.environ["CLAYOUT_STRATEGY"] = saved
         if compute_units is not None:
             engine.profile = dataclasses.replace(engine.profile, compute_units=compute_units)
         _STRATEGY_ENGINES[key] = engine
@@ -148,17 +154,17 @@ def _engine_with_strategy(cl_engine, monkeypatch, strategy, compute_units=None):
 
 
 @pytest.fixture
-def cpu_engine(cl_engine, monkeypatch):
+def cpu_engine(cl_engine):
     """The OpenCL device with the CPU strategy's plans, whatever
     CLAYOUT_STRATEGY says (for tests of those kernels' shape)."""
-    return _engine_with_strategy(cl_engine, monkeypatch, "cpu")
+    return _engine_with_strategy(cl_engine, "cpu")
 
 
 @pytest.fixture
-def gpu_engine(cl_engine, monkeypatch):
+def gpu_engine(cl_engine):
     """The OpenCL device with the GPU strategy's plans (striped and tiled
     kernels), whatever its kind and CLAYOUT_STRATEGY say."""
-    return _engine_with_strategy(cl_engine, monkeypatch, "gpu")
+    return _engine_with_strategy(cl_engine, "gpu")
 
 
 @pytest.fixture

@@ -131,10 +131,10 @@ def test_primitives_without_an_engine_share_the_default_one(cl_engine):
     assert np.array_equal(dst.to_numpy(), src.to_numpy())
 
 
-def test_shuffle_on_an_unblocked_axis_becomes_a_transpose(cl_engine, monkeypatch):
+def test_shuffle_on_an_unblocked_axis_becomes_a_transpose(cl_engine):
     # Planned as for CPU_PROFILE's 2 compute units: on a GPU of 132, the
     # 48-channel shuffle below has fewer blocks than units and runs otherwise.
-    cl_engine = _engine_with_strategy(cl_engine, monkeypatch, "cpu", CPU_PROFILE.compute_units)
+    cl_engine = _engine_with_strategy(cl_engine, "cpu", CPU_PROFILE.compute_units)
     md = cly.MemoryDesc((2, 64, 4, 4), "f32", tag="nhwc")
     sh = cly.Shuffle(md, axis=1, group_size=4, engine=cl_engine)
     # C = 16 x 4: each work-item transposes 4x4 elements in registers.
@@ -223,12 +223,12 @@ def test_work_groups_respect_the_kernel_limit(cpu_engine, monkeypatch):
     assert local == 3 and global_size % 3 == 0 and global_size >= kernel.plan.launch_items
 
 
-def test_gpu_strategy_kernels_are_exact(cl_engine, monkeypatch):
+def test_gpu_strategy_kernels_are_exact(cl_engine):
     """The GPU strategy: a striped kernel whose work-items each run several
     vectors spaced by the launch, and a tiled transpose; both exact.
     Planned as for CPU_PROFILE's 2 compute units: a GPU of 132 gives this
     problem one vector per work-item."""
-    engine = _engine_with_strategy(cl_engine, monkeypatch, "gpu", CPU_PROFILE.compute_units)
+    engine = _engine_with_strategy(cl_engine, "gpu", CPU_PROFILE.compute_units)
     dims = (8, 64, 64, 64)
     values = np.random.default_rng(5).standard_normal(dims, dtype=np.float32)
     src_md = cly.MemoryDesc(dims, "f32", tag="nchw")

@@ -87,9 +87,9 @@ ISSUE_33_CASES = [
 @pytest.mark.parametrize("strategy", ["gpu", "cpu"])
 @pytest.mark.parametrize("case", ISSUE_33_CASES, ids=lambda case: f"{case[2]}:{case[1]}->"
                          f"{case[4]}:{case[3]}")
-def test_issue_33_layouts_and_types_are_exact(cl_engine, monkeypatch, strategy, case):
+def test_issue_33_layouts_and_types_are_exact(cl_engine, strategy, case):
     dims, s_tag, sdt, d_tag, ddt, dst_scale_mask, dst_zp_mask = case
-    engine = _engine_with_strategy(cl_engine, monkeypatch, strategy)
+    engine = _engine_with_strategy(cl_engine, strategy)
     rng = np.random.default_rng(33)
     values = sample_values(sdt, dims, rng, specials=False)
     attr, kwargs = {}, {}
@@ -119,10 +119,10 @@ def test_issue_33_layouts_and_types_are_exact(cl_engine, monkeypatch, strategy, 
 
 
 @pytest.mark.parametrize("strategy", ["gpu", "cpu"])
-def test_issue_33_into_a_submemory_from_a_source_blocked_by_5(cl_engine, monkeypatch, strategy):
+def test_issue_33_into_a_submemory_from_a_source_blocked_by_5(cl_engine, strategy):
     """f64 with dim 2 (6) in blocks of 5 into a window of an s32 parent:
     the window exact, every byte of the parent around it untouched."""
-    engine = _engine_with_strategy(cl_engine, monkeypatch, strategy)
+    engine = _engine_with_strategy(cl_engine, strategy)
     dims, offsets, parent_dims = (5, 3, 6, 6), (2, 3, 1, 0), (8, 6, 7, 6)
     values = sample_values("f64", dims, np.random.default_rng(5), specials=False)
     want, pre = ref_reorder(values, "f64", "s32")
@@ -141,12 +141,12 @@ def test_issue_33_into_a_submemory_from_a_source_blocked_by_5(cl_engine, monkeyp
 
 
 @pytest.mark.parametrize("strategy", ["gpu", "cpu"])
-def test_issue_33_shuffle_into_a_padded_axis(cl_engine, monkeypatch, strategy):
+def test_issue_33_shuffle_into_a_padded_axis(cl_engine, strategy):
     """A shuffle whose destination pads its axis (8 channels in a block of
     16): the GPU strategy's read vectors span other loops of the box, and
     each element must still land at its shuffled channel (they landed at
     the unshuffled one)."""
-    engine = _engine_with_strategy(cl_engine, monkeypatch, strategy)
+    engine = _engine_with_strategy(cl_engine, strategy)
     dims = (4, 8, 2, 6, 3)
     values = sample_values("bf16", dims, np.random.default_rng(8), specials=False)
     src_md, src = src_memory(engine, dims, "bf16", "bceAd4a", values)

@@ -99,13 +99,13 @@ def _f16_boundaries():
 
 
 @pytest.mark.parametrize("strategy", ["cpu", "gpu"])
-def test_f16_stores_round_every_boundary_as_numpy(cl_engine, monkeypatch, strategy):
+def test_f16_stores_round_every_boundary_as_numpy(cl_engine, strategy):
     """Each f16 store rounds to nearest even like NumPy, with subnormals,
     overflow to infinity and NaN: the GPU strategy's typed vectors, encoded
     in integer operations (a striped and a tiled kernel), and the stores by
     vstore_half_rte (the CPU strategy's, and one value at a time where no
     vector width divides the length)."""
-    engine = _engine_with_strategy(cl_engine, monkeypatch, strategy)
+    engine = _engine_with_strategy(cl_engine, strategy)
     x = _f16_boundaries()
     n = x.size - x.size % 16
     cases = [(x[:n], "a", "a", True),  # vectors

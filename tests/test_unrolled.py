@@ -8,15 +8,14 @@ shuffles whose block cuts across the group digits. Each case checks that
 the CPU strategy planned it unrolled (else the shape went untested), then
 the result against tests/reference.py: bit for bit without attributes,
 padding zero."""
-import dataclasses
 import math
-import os
 
 import numpy as np
 import pytest
 
 import clayout as cly
 from clayout.gpu.profile import CPU_PROFILE
+from conftest import _engine_with_strategy
 from reference import (assert_bytes, assert_padding_zero, assert_same, is_int, logical_of,
                        per_slice, ref_reorder, ref_shuffle, sample_values)
 from reorder_runs import prefilled, src_memory
@@ -64,18 +63,7 @@ def cpu_engine(cl_engine):
     the device has compute units to other shapes, and these small problems
     have fewer than a GPU's (132 on an H200): pinned so, the kernels these
     tests check run on any device, the GPUs' too."""
-    saved = os.environ.get("CLAYOUT_STRATEGY")
-    os.environ["CLAYOUT_STRATEGY"] = "cpu"
-    try:
-        engine = cly.Engine(cl_engine.kind, device=cl_engine.device)
-    finally:
-        if saved is None:
-            del os.environ["CLAYOUT_STRATEGY"]
-        else:
-            os.environ["CLAYOUT_STRATEGY"] = saved
-    engine.profile = dataclasses.replace(engine.profile,
-                                         compute_units=CPU_PROFILE.compute_units)
-    return engine
+    return _engine_with_strategy(cl_engine, "cpu", CPU_PROFILE.compute_units)
 
 
 def _run(engine, dims, s_tag, sdt, d_tag, ddt, attr=None, shuffle=None, old=None,
