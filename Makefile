@@ -28,7 +28,8 @@ GPU_STRATEGY_TESTS = tests/test_reorder_*.py tests/test_shuffle.py tests/test_be
 SYCL_TESTS = tests/test_reorder_types.py tests/test_reorder_layouts.py \
   tests/test_reorder_attributes.py tests/test_reorder_gpu_shapes.py \
   tests/test_reorder_property.py tests/test_reorder_special_values.py \
-  tests/test_reorder_nibbles.py tests/test_reorder_api.py tests/test_shuffle.py \
+  tests/test_reorder_nibbles.py tests/test_nibble_tile.py tests/test_reorder_api.py \
+  tests/test_shuffle.py \
   tests/test_grouped_quant.py tests/test_packed_types.py tests/test_small_types.py \
   tests/test_compensation.py tests/test_runtime_dims.py tests/test_sycl.py \
   tests/test_benchdnn.py::test_onednn_batch_files_pass tests/test_sweep.py \

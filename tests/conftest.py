@@ -131,12 +131,14 @@ def engine(request):
 _STRATEGY_ENGINES = {}
 
 
-def _engine_with_strategy(cl_engine, strategy, compute_units=None):
+def _engine_with_strategy(cl_engine, strategy, compute_units=None, skip_shapes=()):
     """cl_engine's device planned with ``strategy``; with ``compute_units``,
     planned as for a device of that many (the plans of small problems
     depend on it: a test of a kernel's shape pins it, so that it holds on
-    a GPU of 132 as on a CPU of 2)."""
-    key = (strategy, compute_units, id(cl_engine))  # cl_engine lives as long as the run
+    a GPU of 132 as on a CPU of 2); with ``skip_shapes``, planned past
+    those kernel shapes (gpu/shapes.py), and without tuned tables (so that
+    a test of the next shape still reaches it)."""
+    key = (strategy, compute_units, skip_shapes, id(cl_engine))  # cl_engine lives as long as the run
     if key not in _STRATEGY_ENGINES:
         saved = os.environ.get("CLAYOUT_STRATEGY")
         os.environ["CLAYOUT_STRATEGY"] = strategy  # read when the engine is made
@@ -149,6 +151,9 @@ def _engine_with_strategy(cl_engine, strategy, compute_units=None):
                 os.environ["CLAYOUT_STRATEGY"] = saved
         if compute_units is not None:
             engine.profile = dataclasses.replace(engine.profile, compute_units=compute_units)
+        if skip_shapes:
+            tuning = dataclasses.replace(engine.profile.tuning, skip_shapes=tuple(skip_shapes))
+            engine.profile = dataclasses.replace(engine.profile, tuning=tuning, tuned=())
         _STRATEGY_ENGINES[key] = engine
     return _STRATEGY_ENGINES[key]
 

@@ -37,7 +37,7 @@ INTS = ("s32", "s8", "u8", "s4", "u4")
 #: block sizes drawn for inner blocks, with 3 and 5 (which divide few dims) often
 BLOCKS = (2, 3, 4, 5, 8, 16, 3, 5, 16, 6, 7, 12)
 #: the most elements (padding and parent included) one tensor of a problem holds
-BUDGET, BIG_BUDGET, HUGE_BUDGET, NIBBLE_BUDGET = 6000, 40000, 400000, 4000
+BUDGET, BIG_BUDGET, HUGE_BUDGET, NIBBLE_BUDGET, TILE_BUDGET = 6000, 40000, 400000, 4000, 40000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -424,6 +424,26 @@ def _divisors(n):
     return [g for g in range(1, n + 1) if n % g == 0]
 
 
+def _nibble_tile_case(rng, seed, index, ndims):
+    """A 4-bit bit copy whose innermost dim moves (a transpose), both moved
+    dims multiples of 32 (now and then of 16 only), the others small:
+    tiles of 32-128 nibbles serve it on the CPU strategy, where windows and
+    strides leave its rows on words."""
+    tags = _related_tags(rng, ndims)
+    while len(tags) < 3:
+        tags = _related_tags(rng, ndims)
+    dims = [int(rng.integers(1, 4)) for _ in range(ndims)]
+    sizes = [32, 64, 96, 128] if rng.random() < 0.85 else [16, 48, 80]
+    size = int(rng.choice(sizes))  # most often both: a tile as wide as they are
+    for d in tags[2]:
+        dims[d] = size if rng.random() < 0.6 else int(rng.choice(sizes))
+    dims = tuple(dims)
+    dt = str(rng.choice(NIBBLES))
+    tags = tags[:2] if rng.random() < 0.5 else tags[1::-1]
+    src, dst = (_layout(rng, dims, ndims, tag, dressed=0.3) for tag in tags)
+    return Case(seed, index, "reorder", dims, dt, dt, src, dst)
+
+
 def make_case(seed, index):
     """Problem `index` of the sweep of `seed`: drawn from its own generator."""
     rng = np.random.default_rng((seed, index))
@@ -434,7 +454,9 @@ def make_case(seed, index):
         budget = HUGE_BUDGET if math.prod(dims) >= 100_000 else \
             BIG_BUDGET if max(dims) >= 24 else BUDGET
         if any(t in NIBBLES for t in types):
-            budget = min(budget, NIBBLE_BUDGET)
+            # (a nibble tile's bit copy: whole tiles need more)
+            budget = min(budget, TILE_BUDGET if case.sdt == case.ddt and sum(
+                n % 16 == 0 for n in dims) >= 2 and max(dims) >= 32 else NIBBLE_BUDGET)
         if all(layout_elems(dims, lay) <= budget for lay in (case.src, case.dst_layout)):
             return case
     raise AssertionError(f"no problem within the budget for seed {seed}, index {index}")
@@ -458,6 +480,8 @@ def _draw(rng, seed, index):
         dst = None if same else _layout(rng, dims, ndims)
         return Case(seed, index, "shuffle", dims, dt, dt, src, dst,
                     shuffle=(axis, group, bool(rng.random() < 0.5)))
+    if rng.random() < 0.03:  # the CPU strategy's nibble tiles: two dims in words of 32
+        return _nibble_tile_case(rng, seed, index, max(ndims, 2))
     dims = _dims(rng, ndims, big)
     types = CORE if rng.random() < 0.4 else TYPES  # the common ones more often
     sdt, ddt = str(rng.choice(types)), str(rng.choice(types))

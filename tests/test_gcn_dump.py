@@ -269,23 +269,26 @@ def test_gcn_comment_blocks_are_read_per_function():
 def test_gcn_summary_counts_scratch_and_vgprs():
     base = {"sha1": "0", "file": "f.cl", "ok": True, "agprs": 0, "sgprs": 10, "lds": 0,
             "vgpr_spills": 0, "sgpr_spills": 0, "dynamic_stack": False, "occupancy": 8,
-            **gcn_check._new_counts()}
+            "cpu_only": False, **gcn_check._new_counts()}
     kernels = [{**base, "kernel": "a", "vgprs": 4, "scratch": 0, "ld": 2, "ld16": 1},
                {**base, "kernel": "b", "vgprs": 9, "scratch": 16, "st": 1},
                {**base, "kernel": "c", "vgprs": 30, "scratch": 0, "dynamic_stack": True},
                {**base, "kernel": "e", "vgprs": 263, "agprs": 7, "occupancy": 1, "scratch": 0},
+               {**base, "kernel": "f", "vgprs": 40, "scratch": 8192, "cpu_only": True},
                {"sha1": "1", "file": "g.cl", "kernel": "d", "ok": False, "stage": "clang",
                 "error": "error: x"}]
     total = gcn_check.summarise(kernels)
-    assert (total["kernels"], total["programs"], total["failures"]) == (5, 2, 1)
-    assert (total["scratching"], total["scratch_bytes"], total["using_agprs"]) == (2, 16, 1)
-    assert (total["min_vgprs"], total["median_vgprs"], total["max_vgprs"]) == (4, 19.5, 263)
+    assert (total["kernels"], total["programs"], total["failures"]) == (6, 2, 1)
+    assert (total["scratching"], total["scratch_bytes"], total["using_agprs"]) == (3, 8208, 1)
+    assert total["cpu_scratching"] == 1  # a CPU kernel's private tile: listed, not failed
+    assert (total["min_vgprs"], total["median_vgprs"], total["max_vgprs"]) == (4, 30, 263)
     assert (total["ld"], total["ld16"], total["st"]) == (2, 1, 1)
     text = gcn_check.report({"run": kernels}, per_kernel=False)
     assert "FAILED [run] d" in text and "SCRATCH [run] b" in text
     assert "SCRATCH [run] c" in text and "dynamic stack" in text
     assert "AGPRS [run] e" in text and "occupancy 1" in text
-    assert "2 with scratch (16 bytes), 1 using AGPRs; VGPRs min 4, median 19.5, max 263" in text
+    assert "CPU KERNEL SCRATCH (not failed) [run] f" in text
+    assert "3 with scratch (8208 bytes), 1 using AGPRs; VGPRs min 4, median 30, max 263" in text
 
 
 def _require_tools():

@@ -259,8 +259,10 @@ def test_the_candidates_are_the_kernel_shapes():
     wanted = [(CPU_PROFILE, weights, (), "unrolled"),
               (CPU_PROFILE, weights, ("unrolled",), "runs"),
               (CPU_PROFILE, weights, ("unrolled", "runs"), "runs"),  # never the last
-              (CPU_PROFILE, nibbles, (), "nibble_transpose"),
-              (CPU_PROFILE, nibbles, ("nibble_transpose",), "unrolled"),
+              (CPU_PROFILE, nibbles, (), "nibble_tile"),
+              (CPU_PROFILE, nibbles, ("nibble_tile",), "nibble_transpose"),
+              (CPU_PROFILE, nibbles, ("nibble_transpose",), "nibble_tile"),
+              (CPU_PROFILE, nibbles, ("nibble_tile", "nibble_transpose"), "unrolled"),
               (GPU_PROFILE, nibbles, (), "nibble_transpose"),
               (GPU_PROFILE, nibbles, ("nibble_transpose",), "striped")]
     for profile, problem, skip, shape in wanted:

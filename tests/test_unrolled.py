@@ -190,12 +190,13 @@ def test_the_block_holds_no_division_per_element():
 
 #: Narrow transposes (issue 36): 4-bit elements in unrolled blocks, two
 #: nibbles a byte (they went element by element, in two passes), where
-#: rows of words do not serve (tests/test_nibble_transpose.py); 8-bit
+#: tiles and rows of words do not serve (tests/test_nibble_tile.py,
+#: tests/test_nibble_transpose.py); 8-bit
 #: floats moved bit for bit in register transposes, as bytes.
 NARROW = [
     # dims, src tag, dst tag, type, the shape that must serve it
-    ((64, 96), "ab", "ba", "s4", "nibble_transpose"),
-    ((96, 64), "ba", "ab", "u4", "nibble_transpose"),
+    ((64, 96), "ab", "ba", "s4", "nibble_tile"),
+    ((96, 64), "ba", "ab", "u4", "nibble_tile"),
     ((36, 48), "ab", "ba", "s4", "unrolled"),
     ((32, 48, 3, 3), "oihw", "OIhw16i16o", "u4", "unrolled"),
     ((40, 48, 4, 4), "OIhw16i16o", "oihw", "s4", "nibble_transpose"),

@@ -34,6 +34,9 @@ class Tuning:
     rows are words of B nibbles (16: a ulong, 8: a uint); ``nibble_grid``:
     its neighbouring work-items' blocks, along the destination's rows
     (fastest) by along the source's (gpu/plan_cpu.py, ``_lane_grid``).
+    ``nibble_tile_sizes``: the CPU strategy's TxT tiles of 4-bit types moved
+    bit for bit, tried first, best first (gpu/plan_nibble_tile.py: T/16
+    words of 16 nibbles a row, so 32, 64 or 128).
     ``short_loop``: an
     innermost destination loop at most this long is not tiled for the
     source (its source lines stay in cache). ``work_group``: the work-group
@@ -68,6 +71,7 @@ class Tuning:
     byte_block_sizes: tuple[int, ...] = (16, 8, 4)
     nibble_block_sizes: tuple[int, ...] = (16, 8)
     nibble_grid: tuple[int, int] = (16, 16)
+    nibble_tile_sizes: tuple[int, ...] = (128, 64, 32)
     short_loop: int = 512
     work_group: int = 256
     items_per_unit: int = 2048
@@ -113,6 +117,9 @@ class Tuning:
                 if name == "nibble_grid" and len(value) != 2:
                     raise ValueError(f"{name}: expected two counts (along the destination's "
                                      f"rows, along the source's), got {value!r}")
+                if name == "nibble_tile_sizes" and not set(value) <= {32, 64, 128}:
+                    raise ValueError(f"{name}: expected sizes of 32, 64 or 128 (2, 4 or 8 "
+                                     f"words of 16 nibbles a row), got {value!r}")
                 if name == "nibble_block_sizes" and not set(value) <= {8, 16}:
                     raise ValueError(f"{name}: expected sizes of 8 or 16 (a uint or a ulong "
                                      f"of nibbles), got {value!r}")

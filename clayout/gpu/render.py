@@ -86,7 +86,10 @@ class _Expressions:
 
 
 def _work(plan: KernelPlan) -> str:
-    if plan.block:
+    if plan.shape == "nibble_tile":
+        text = (f"transposes a {plan.block}x{plan.block} tile of nibbles, "
+                f"{plan.block // 16} words of 16 a row")
+    elif plan.block:
         text = f"transposes a {plan.block}x{plan.block} block in registers"
     elif plan.vector:
         text = f"moves {plan.vec} consecutive elements as one vector"
@@ -192,8 +195,9 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
     elif nibble_words and not src.dtype.packed:
         values["helpers"] = values["helpers"] | {f"pack_nibbles{plan.block}"}
     step = levels[last - 1].dst_stride if plan.block else 0
+    tile = _nibble_tile_values(plan)
     return render_template(
-        "reorder.cl.mako", **values,
+        "reorder.cl.mako", **values, **tile,
         work=_work(plan), slice_index=slice_index, lane_args=lane_args, items=plan.items,
         chunks=plan.chunks, launch=plan.launch_items, vec=vec, block=plan.block,
         vector=plan.vector, nibble_words=nibble_words, store_rows=store_rows,
@@ -201,6 +205,28 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
         s_off=c.sum(["s_base"] + s_terms), d_off=c.sum(["d_base"] + d_terms), padding=padding,
         transpose_offsets=[c.sum(["d_base", c.lit(j * step) if j else None])
                            for j in range(plan.block)])
+
+
+def _nibble_tile_values(plan: KernelPlan) -> dict:
+    """A nibble tile's numbers (gpu/plan_nibble_tile.py): its words a row
+    (``tile_lanes``, 0 for every other plan), the source's step between its
+    rows and the destination's, the shuffles of the words' transpose, and
+    the vector type hint that keeps Intel's CPU compiler from re-packing the
+    ulongN code across work-items."""
+    if plan.shape != "nibble_tile":
+        return dict(tile_lanes=0, hint="")
+    lanes, swaps, unit = plan.block // 16, [], 1
+    while unit < lanes:
+        # Each 2-unit run of the result: a unit of x, then the matching
+        # unit of y (shuffle2's second vector counts from ``lanes``).
+        lo = [k + (lanes - unit if k % (2 * unit) >= unit else 0) for k in range(lanes)]
+        pairs = [(x, x + unit) for x in range(lanes) if not x // unit % 2]
+        swaps.append((unit, pairs, ", ".join(map(str, lo)),
+                      ", ".join(str(k + unit) for k in lo)))
+        unit *= 2
+    return dict(tile_lanes=lanes, hint=f"__attribute__((vec_type_hint(ulong{lanes}))) ",
+                swaps=swaps, row_step=plan.levels[-1].src_stride,
+                col_step=plan.levels[-2].dst_stride)
 
 
 def _vector_helpers(plan: KernelPlan, helpers: set, n: int | None = None,

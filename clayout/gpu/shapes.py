@@ -10,8 +10,10 @@ problem. The plan keeps the name of the shape that made it
 starts with it.
 
 - CPU strategy (a part of the destination per work-item):
-  ``nibble_transpose`` (gpu/plan_cpu.py: 4-bit types moved bit for bit,
-  BxB nibbles a work-item), ``register_transpose`` (gpu/plan_cpu.py), ``unrolled``
+  ``nibble_tile`` (gpu/plan_nibble_tile.py: 4-bit types moved bit for bit,
+  TxT nibbles a work-item, whole cache lines on both sides),
+  ``nibble_transpose`` (gpu/plan_cpu.py: 4-bit types moved bit for bit or
+  converted, BxB nibbles a work-item), ``register_transpose`` (gpu/plan_cpu.py), ``unrolled``
   (gpu/plan_unrolled.py), ``runs`` (gpu/plan_cpu.py);
 - GPU strategy (neighbouring work-items on neighbouring addresses):
   ``tiled`` (gpu/plan_gpu.py, gpu/tile.py), ``nibble_transpose`` (as the
@@ -24,6 +26,7 @@ from typing import Callable
 
 from .plan_cpu import plan_nibble_transpose, plan_register_transpose, plan_runs
 from .plan_gpu import plan_striped, plan_tiled
+from .plan_nibble_tile import plan_nibble_tile
 from .plan_types import KernelPlan, Level
 from .plan_unrolled import plan_unrolled
 
@@ -56,7 +59,7 @@ class Shape:
 #: The shapes of each strategy, best first (measured: plan_cpu.py,
 #: plan_unrolled.py and plan_gpu.py say where).
 SHAPES = {
-    "cpu": (Shape("nibble_transpose", plan_nibble_transpose),
+    "cpu": (Shape("nibble_tile", plan_nibble_tile), Shape("nibble_transpose", plan_nibble_transpose),
             Shape("register_transpose", plan_register_transpose), Shape("unrolled", plan_unrolled),
             Shape("runs", plan_runs)),
     "gpu": (Shape("tiled", plan_tiled), Shape("nibble_transpose", plan_nibble_transpose),

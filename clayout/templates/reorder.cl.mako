@@ -193,6 +193,60 @@ ${indent(capture(store, dst_dt, "d_off", "x", block), 4)}\
 %   endif
 % endfor
 </%def>\
+<%def name="nibble_tile()">\
+## A ${block}x${block} tile of 4-bit elements, moved bit for bit: each
+## source row of the tile is one ulong${tile_lanes} of ${tile_lanes} words of 16 nibbles
+## (the plan proved every row starts on a word, on a little-endian device).
+## The tile's rows come in ${tile_lanes} sets of 16; the rounds of
+## nibble_transpose() transpose each set as ${tile_lanes} independent 16x16
+## blocks, one per lane. Row j of set b then holds, in lane L, 16
+## elements of destination row 16 L + j; each j's ${tile_lanes}x${tile_lanes} matrix of
+## words (set x lane) is transposed by shuffles, so that every destination
+## row goes out as one ulong${tile_lanes}.
+<% rows = [f"r{k}" for k in range(16)] %>\
+// A CPU kernel: the sets below are a private array of ${block * block // 2} bytes, which a
+// CPU keeps in its L1 cache (a GPU would keep it in scratch memory).
+ulong${tile_lanes} sets[16][${tile_lanes}];  // [j][b]: row j of set b, after the rounds
+for (int b = 0; b < ${tile_lanes}; ++b) {
+    ulong${tile_lanes} ${", ".join(rows)};
+% for k in range(16):
+    r${k} = vload${tile_lanes}(0, (__global const ulong *)(src + ((s_base + (${idx})(b * 16 + ${k}) * ${lit(row_step)}) >> 1)));
+% endfor
+<% s = 8 %>\
+% while s >= 1:
+<% mask = sum(((1 << 4 * s) - 1) << (8 * s * m) for m in range(16 // (2 * s))) %>\
+    // Round ${s}: rows i and i + ${s}, ${4 * s}-bit units.
+%   for i in (i for i in range(16) if not i & s):
+    {
+        const ulong${tile_lanes} t = ((r${i} >> ${4 * s}) ^ r${i + s}) & 0x${f"{mask:016x}"}UL;
+        r${i} ^= t << ${4 * s};
+        r${i + s} ^= t;
+    }
+%   endfor
+<% s //= 2 %>\
+% endwhile
+% for j in range(16):
+    sets[${j}][b] = r${j};
+% endfor
+}
+for (int j = 0; j < 16; ++j) {
+    ulong${tile_lanes} ${", ".join(f"w{b} = sets[j][{b}]" for b in range(tile_lanes))};
+% for unit, pairs, lo, hi in swaps:
+    // Words ${unit} apart: swap ${unit}-word units between w_i and w_(i + ${unit}).
+%   for x, y in pairs:
+    {
+        const ulong${tile_lanes} t = shuffle2(w${x}, w${y}, (ulong${tile_lanes})(${lo}));
+        w${y} = shuffle2(w${x}, w${y}, (ulong${tile_lanes})(${hi}));
+        w${x} = t;
+    }
+%   endfor
+% endfor
+    // w_L: destination row 16 L + j, the tile's ${block} rows.
+% for lane in range(tile_lanes):
+    vstore${tile_lanes}(w${lane}, 0, (__global ulong *)(dst + ((d_base + (${idx})(${16 * lane} + j) * ${lit(col_step)}) >> 1)));
+% endfor
+}
+</%def>\
 <%def name="register_transpose()">\
 ## Load ${block} vectors along the source's contiguous loop (one per step k
 ## of the destination's innermost loop), convert them, store their transpose.
@@ -283,6 +337,8 @@ ${vector_store(dst_dt, rows[int(format(j, f"0{bits}b")[::-1], 2)], transpose_off
 ${decompose()}\
 % if vector:
 ${vectors()}\
+% elif tile_lanes:
+${nibble_tile()}\
 % elif block and nibble_words:
 ${nibble_transpose()}\
 % elif block:
@@ -301,7 +357,7 @@ ${elements()}\
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 % endif
 ${helper_functions()}
-__kernel void ${name}(__global const ${src_type} *restrict src,
+__kernel ${hint}void ${name}(__global const ${src_type} *restrict src,
         __global ${dst_type} *restrict dst${"".join(", " + declaration(a) for a in args.values())}${", const uint parity" if nibbles == "passes" else ""})
 {
 % if chunks > 1:

@@ -21,6 +21,7 @@ CASES = [  # source (dims, type, tag), destination parent (dims, type, tag), win
     (((2, 20, 3, 3), "f32", "nchw"), ((2, 20, 3, 3), "f4_e2m1", "nChw16c"), (0, 0, 0, 0)),
     (((5, 6, 2, 3), "s4", "abcd"), ((5, 6, 2, 3), "f8_e5m2", "Acdb8a"), (0, 0, 0, 0)),
     (((3, 5), "u4", "ba"), ((3, 5), "u4", "ab"), (0, 0)),     # a tail byte half outside
+    (((32, 64), "u4", "ab"), ((64, 96), "u4", "ba"), (32, 16)),  # CPU: a nibble tile of 32
 ]
 # Attributes on some cases: grouped scales (of one, so the values stay
 # exact) and compensation, whose second kernel reads the weights back.
