@@ -1,8 +1,8 @@
-"""4-bit transposes moved bit for bit in tiles of TxT nibbles a work-item
-(issue 36, gpu/plan_nibble_tile.py): the CPU strategy loads each of a
-tile's rows as one ulong of T/16 words, transposes 16 rows at a time with
-shifts and masks and the words between them with shuffles, and stores each
-destination row as one vector. Each case checks the tile that served it (a
+"""4-bit transposes moved bit for bit in tiles of R rows of T nibbles a
+work-item (issue 36, gpu/plan_nibble_tile.py): the CPU strategy loads each
+of a tile's rows as one ulong of T/16 words, transposes 16 rows at a time
+with shifts and masks and the words between them with shuffles, and
+stores each destination row as R/T vectors. Each case checks the tile that served it (a
 fallback would leave the kernel untested), then every nibble against
 tests/reference.py; windows check the bytes around them too."""
 import numpy as np
@@ -14,17 +14,20 @@ from clayout.gpu.profile import CPU_TUNING
 from conftest import _engine_with_strategy
 from reference import element_offsets, nibble_values, raw_of_packed
 
-#: dims, src tag, dst tag, type, tile (0: another shape must serve)
+#: dims, src tag, dst tag, type, (source rows, nibbles a row) of the tile
+#: ((0, 0): another shape must serve)
 CASES = [
-    ((128, 128), "ab", "ba", "s4", 128),
-    ((256, 384), "ab", "ba", "u4", 128),
-    ((64, 192), "ab", "ba", "u4", 64),              # 192: no tile of 128
-    ((96, 32), "ba", "ab", "f4_e2m1", 32),
-    ((3, 128, 256), "abc", "acb", "s4", 128),       # a batch of transposes
-    ((256, 3, 128), "abc", "cba", "u4", 128),       # a loop between the two
-    ((2, 64, 2, 128), "abcd", "adcb", "s4", 64),    # loops between, and outside
-    ((48, 80), "ab", "ba", "s4", 0),                # 16 divides, no tile does
-    ((128, 128, 1, 1), "OIhw16i16o", "oihw", "u4", 0),  # a blocked source
+    ((128, 128), "ab", "ba", "s4", (128, 128)),
+    ((256, 384), "ab", "ba", "u4", (256, 128)),
+    ((1024, 128), "ab", "ba", "s4", (512, 128)),       # rows up to Tuning.nibble_tile_rows
+    ((512, 64), "ab", "ba", "u4", (512, 64)),
+    ((64, 192), "ab", "ba", "u4", (64, 64)),           # 64: no tile of 128
+    ((96, 32), "ba", "ab", "f4_e2m1", (32, 32)),
+    ((3, 128, 256), "abc", "acb", "s4", (128, 128)),   # a batch of transposes
+    ((256, 3, 128), "abc", "cba", "u4", (256, 128)),   # a loop between the two
+    ((2, 64, 2, 128), "abcd", "adcb", "s4", (64, 64)),  # loops between, and outside
+    ((48, 80), "ab", "ba", "s4", (0, 0)),               # 16 divides, no tile does
+    ((128, 128, 1, 1), "OIhw16i16o", "oihw", "u4", (0, 0)),  # a blocked source
 ]
 
 
@@ -63,8 +66,8 @@ def test_tiles_move_every_nibble(engine, case):
     plan, out = _reorder(engine, src_md, dst_md,
                          raw_of_packed(nibble_values(codes, dt), s_tag, dt, pad_nibble=5),
                          np.full(dst_md.size, 0xAB, np.uint8))
-    if tile:
-        assert plan.shape == "nibble_tile" and plan.block == tile, plan
+    if tile[0]:
+        assert plan.shape == "nibble_tile" and (plan.vec, plan.block) == tile, plan
     else:
         assert plan.shape != "nibble_tile", plan
     got = _nibbles(out, element_offsets(dims, d_tag))
@@ -90,7 +93,7 @@ def test_windows_of_both_sides(engine, offset, tile):
     plan, out = _reorder(engine, src_md, dst_md,
                          raw_of_packed(nibble_values(parent, "u4"), "ab", "u4"), before)
     if tile:
-        assert plan.shape == "nibble_tile" and plan.block == tile, plan
+        assert plan.shape == "nibble_tile" and plan.vec == plan.block == tile, plan
     else:
         assert plan.shape != "nibble_tile", plan
     r, c = offset

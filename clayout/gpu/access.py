@@ -209,7 +209,7 @@ def _kind(plan: KernelPlan) -> str:
                 f"{tile.local_elements * max(1, plan.src_md.dtype.bits // 8)} bytes of local "
                 f"memory, read {tile.read.vec} and written {tile.write.vec} per access")
     if plan.shape == "nibble_tile":
-        return f"a {plan.block}x{plan.block} tile of nibbles per work-item"
+        return f"a tile of {plan.vec} rows of {plan.block} nibbles per work-item"
     if plan.block:
         return f"{plan.block}x{plan.block} register transposes"
     if plan.unrolled:

@@ -219,11 +219,11 @@ def _item(plan: KernelPlan, k: _Kernel, a, parity) -> None:
             k.store_dst(d_off, vec, zeros=True)
         else:
             k.convert(i, s_off, d_off, vec)
-    elif plan.block:  # register_transpose(), nibble_transpose(): B rows in, B out
-        block = plan.block
+    elif plan.block:  # register_transpose(), nibble_transpose(): B rows in, B out;
+        block = plan.block  # nibble_tile(): vec rows of B in, B rows of vec out
         # A 4-bit source converts after the transpose, row by row out.
         late = plan.src_md.dtype.packed and not (k.bit_copy or k.saturate_only)
-        for step in range(block):
+        for step in range(vec):
             i, s_off, _ = _step(plan, k, a, step)
             if not k.padding(i):
                 k.load_src(s_off, block, step)
@@ -236,7 +236,8 @@ def _item(plan: KernelPlan, k: _Kernel, a, parity) -> None:
                 b = list(a)
                 b[-2] += j
                 k.attributes(k.logical(b), block, d_base + j * row, j)
-            k.store_dst(d_base + j * row, block, j)
+            for part in range(0, vec, block):  # (a tile's row: vec / B vectors)
+                k.store_dst(d_base + j * row + part, block, j)
     elif plan.nibbles:  # nibble_elements(): into a 4-bit destination
         for step in range(vec):
             i, s_off, d_off = _step(plan, k, a, step)

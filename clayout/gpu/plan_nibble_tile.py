@@ -1,21 +1,23 @@
 """The CPU strategy's tile shape for 4-bit transposes (gpu/shapes.py): each
-work-item moves a TxT tile of nibbles bit for bit, T = 16 x lanes.
+work-item moves a tile of R rows of T nibbles bit for bit, T = 16 x lanes.
 
 A 16x16 block a work-item (``plan_nibble_transpose``) loads and stores
 8-byte words: lines 2 KiB apart on a 4096x4096 tensor fall into two sets
 of the L1 cache, and each of its 64-byte lines is reused by 8 work-items
-after it has been evicted. A tile of T rows of T nibbles loads whole
-64-byte lines of the source (one ulong8 of 8 words a row, for T = 128)
-and stores whole lines of the destination: 16 rows at a time are
-transposed with shifts and masks as 8 independent 16x16 blocks, one per
-lane; the T/16 sets of rows are kept, and each of the 16 lanes' 8x8
-matrix of words (set of rows x lane) is transposed with ``shuffle2``
-before it is stored. Measured on PoCL and Intel's runtime (2 cores, AMD
-EPYC, s4 4096x4096 ab->ba, in turns with the float4 copy): 0.29-0.32 of
-copy, against 0.11-0.12 with 16x16 blocks; 0.56 on 4224x4224, whose rows
-are no power of two apart.
+after it has been evicted. A tile loads whole 64-byte lines of the source
+(one ulong8 of 8 words a row, for T = 128) and stores whole lines of the
+destination: 16 rows at a time are transposed with shifts and masks as
+T/16 independent 16x16 blocks, one per lane; the R/16 sets of rows are
+kept, and each of the 16 lanes' matrices of words (T/16 sets x lane) is
+transposed with ``shuffle2`` before it is stored, R/T vectors a
+destination row. Measured on PoCL and Intel's runtime (2 cores, AMD EPYC,
+s4 4096x4096 ab->ba, in turns with the float4 copy): 128x128 tiles
+0.29-0.32 of copy, against 0.11-0.12 with 16x16 blocks; 0.56 on
+4224x4224, whose rows are no power of two apart.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 from .plan_common import aligned
 from .plan_cpu import _block_transpose, _plan
@@ -24,8 +26,10 @@ from .plan_types import constant_offsets
 
 def plan_nibble_tile(loops):
     """A 4-bit type moved bit for bit where the destination's innermost loop
-    strides through the source: a tile of T x T nibbles a work-item, T the
-    first of ``Tuning.nibble_tile_sizes`` that divides both loops. The
+    strides through the source: a tile of R source rows of T nibbles a
+    work-item, T the first of ``Tuning.nibble_tile_sizes`` that divides
+    both loops, R the largest power-of-two multiple of T up to
+    ``Tuning.nibble_tile_rows`` that divides the destination's. The
     tile's rows start on a word (16 nibbles) on both sides, proven from the
     plan's numbers, on a little-endian device; every loop's source step is
     constant (plain layouts, no padding, no shuffle). None otherwise."""
@@ -36,7 +40,8 @@ def plan_nibble_tile(loops):
             or not all(level.merged for level in loops.levels)):
         return None
     src_const, dst_const = constant_offsets(src_md, dst_md, common["linear"])
-    for size in profile.tuning.nibble_tile_sizes:
+    tuning = profile.tuning
+    for size in tuning.nibble_tile_sizes:
         blocked = _block_transpose(src_md, list(loops.levels), set(loops.special), (size,))
         if not blocked:
             continue
@@ -45,9 +50,24 @@ def plan_nibble_tile(loops):
         if not (aligned(src_md, levels, part, common["linear"], 16, src_const, True)
                 and aligned(dst_md, levels, inner, common["linear"], 16, dst_const, False)):
             continue
-        # The tile's T source steps live inside the work-item; the
+        # Taller tiles store longer runs of each destination row (measured
+        # on Intel's runtime, 4096x4096: 128 rows 0.27-0.29 of copy, 256
+        # rows 0.37-0.38, 512 rows 0.46, 1024 rows 0.35; on PoCL 0.32-0.41,
+        # 0.37-0.38, 0.38-0.42, 0.35).
+        rows = size
+        while rows * 2 <= tuning.nibble_tile_rows and inner.extent % (rows * 2) == 0:
+            rows *= 2
+        # The tile's source steps live inside the work-item; the
         # destination's rows of tiles fastest (measured on PoCL, 4096x4096:
         # 0.35-0.37 of copy, against 0.29-0.32 with the source's fastest).
         fastest = (len(levels) - 1,) + tuple(range(len(levels) - 3, -1, -1))
-        return _plan(loops, levels, size, size, fastest, vector=False)
+        plan = _plan(loops, levels, rows, size, fastest, vector=False)
+        # A tile is a heavy work-item (1 to 32 KiB each way): work-groups
+        # small enough for 8 a compute unit (Intel's runtime runs a work-
+        # group on one core: 256 tiles of 512x128 in one work-group ran
+        # 0.17-0.21 of copy on 4096x4096, 0.46 in groups of one).
+        group = plan.work_group
+        while group > 1 and group * 8 * profile.compute_units > plan.launch_items:
+            group //= 2
+        return replace(plan, work_group=group)
     return None

@@ -36,7 +36,8 @@ class Tuning:
     (fastest) by along the source's (gpu/plan_cpu.py, ``_lane_grid``).
     ``nibble_tile_sizes``: the CPU strategy's TxT tiles of 4-bit types moved
     bit for bit, tried first, best first (gpu/plan_nibble_tile.py: T/16
-    words of 16 nibbles a row, so 32, 64 or 128).
+    words of 16 nibbles a row, so 32, 64 or 128); ``nibble_tile_rows``: the
+    most source rows such a tile takes (a power of two, measured there).
     ``short_loop``: an
     innermost destination loop at most this long is not tiled for the
     source (its source lines stay in cache). ``work_group``: the work-group
@@ -72,6 +73,7 @@ class Tuning:
     nibble_block_sizes: tuple[int, ...] = (16, 8)
     nibble_grid: tuple[int, int] = (16, 16)
     nibble_tile_sizes: tuple[int, ...] = (128, 64, 32)
+    nibble_tile_rows: int = 512
     short_loop: int = 512
     work_group: int = 256
     items_per_unit: int = 2048

@@ -87,7 +87,7 @@ class _Expressions:
 
 def _work(plan: KernelPlan) -> str:
     if plan.shape == "nibble_tile":
-        text = (f"transposes a {plan.block}x{plan.block} tile of nibbles, "
+        text = (f"transposes a tile of {plan.vec} rows of {plan.block} nibbles, "
                 f"{plan.block // 16} words of 16 a row")
     elif plan.block:
         text = f"transposes a {plan.block}x{plan.block} block in registers"
@@ -214,7 +214,7 @@ def _nibble_tile_values(plan: KernelPlan) -> dict:
     the vector type hint that keeps Intel's CPU compiler from re-packing the
     ulongN code across work-items."""
     if plan.shape != "nibble_tile":
-        return dict(tile_lanes=0, hint="")
+        return dict(tile_lanes=0, tile_sets=0, hint="")
     lanes, swaps, unit = plan.block // 16, [], 1
     while unit < lanes:
         # Each 2-unit run of the result: a unit of x, then the matching
@@ -224,7 +224,8 @@ def _nibble_tile_values(plan: KernelPlan) -> dict:
         swaps.append((unit, pairs, ", ".join(map(str, lo)),
                       ", ".join(str(k + unit) for k in lo)))
         unit *= 2
-    return dict(tile_lanes=lanes, hint=f"__attribute__((vec_type_hint(ulong{lanes}))) ",
+    return dict(tile_lanes=lanes, tile_sets=plan.vec // 16,
+                hint=f"__attribute__((vec_type_hint(ulong{lanes}))) ",
                 swaps=swaps, row_step=plan.levels[-1].src_stride,
                 col_step=plan.levels[-2].dst_stride)
 

@@ -194,20 +194,20 @@ ${indent(capture(store, dst_dt, "d_off", "x", block), 4)}\
 % endfor
 </%def>\
 <%def name="nibble_tile()">\
-## A ${block}x${block} tile of 4-bit elements, moved bit for bit: each
-## source row of the tile is one ulong${tile_lanes} of ${tile_lanes} words of 16 nibbles
-## (the plan proved every row starts on a word, on a little-endian device).
-## The tile's rows come in ${tile_lanes} sets of 16; the rounds of
-## nibble_transpose() transpose each set as ${tile_lanes} independent 16x16
-## blocks, one per lane. Row j of set b then holds, in lane L, 16
-## elements of destination row 16 L + j; each j's ${tile_lanes}x${tile_lanes} matrix of
-## words (set x lane) is transposed by shuffles, so that every destination
-## row goes out as one ulong${tile_lanes}.
+## A tile of ${vec} source rows of ${block} 4-bit elements, moved bit for
+## bit: each row is one ulong${tile_lanes} of ${tile_lanes} words of 16 nibbles (the plan
+## proved every row starts on a word, on a little-endian device). The rows
+## come in ${tile_sets} sets of 16; the rounds of nibble_transpose() transpose
+## each set as ${tile_lanes} independent 16x16 blocks, one per lane. Row j of set
+## b then holds, in lane L, 16 elements of destination row 16 L + j; for
+## each j, every ${tile_lanes} sets' ${tile_lanes}x${tile_lanes} matrix of words (set x lane) is
+## transposed by shuffles, so that each destination row goes out as
+## ${tile_sets // tile_lanes} ulong${tile_lanes}, one after another.
 <% rows = [f"r{k}" for k in range(16)] %>\
-// A CPU kernel: the sets below are a private array of ${block * block // 2} bytes, which a
+// A CPU kernel: the sets below are a private array of ${vec * block // 2} bytes, which a
 // CPU keeps in its L1 cache (a GPU would keep it in scratch memory).
-ulong${tile_lanes} sets[16][${tile_lanes}];  // [j][b]: row j of set b, after the rounds
-for (int b = 0; b < ${tile_lanes}; ++b) {
+ulong${tile_lanes} sets[16][${tile_sets}];  // [j][b]: row j of set b, after the rounds
+for (int b = 0; b < ${tile_sets}; ++b) {
     ulong${tile_lanes} ${", ".join(rows)};
 % for k in range(16):
     r${k} = vload${tile_lanes}(0, (__global const ulong *)(src + ((s_base + (${idx})(b * 16 + ${k}) * ${lit(row_step)}) >> 1)));
@@ -230,21 +230,23 @@ for (int b = 0; b < ${tile_lanes}; ++b) {
 % endfor
 }
 for (int j = 0; j < 16; ++j) {
-    ulong${tile_lanes} ${", ".join(f"w{b} = sets[j][{b}]" for b in range(tile_lanes))};
+    for (int g = 0; g < ${tile_sets // tile_lanes}; ++g) {
+        ulong${tile_lanes} ${", ".join(f"w{b} = sets[j][g * {tile_lanes} + {b}]" for b in range(tile_lanes))};
 % for unit, pairs, lo, hi in swaps:
-    // Words ${unit} apart: swap ${unit}-word units between w_i and w_(i + ${unit}).
+        // Words ${unit} apart: swap ${unit}-word units between w_i and w_(i + ${unit}).
 %   for x, y in pairs:
-    {
-        const ulong${tile_lanes} t = shuffle2(w${x}, w${y}, (ulong${tile_lanes})(${lo}));
-        w${y} = shuffle2(w${x}, w${y}, (ulong${tile_lanes})(${hi}));
-        w${x} = t;
-    }
+        {
+            const ulong${tile_lanes} t = shuffle2(w${x}, w${y}, (ulong${tile_lanes})(${lo}));
+            w${y} = shuffle2(w${x}, w${y}, (ulong${tile_lanes})(${hi}));
+            w${x} = t;
+        }
 %   endfor
 % endfor
-    // w_L: destination row 16 L + j, the tile's ${block} rows.
+        // w_L: destination row 16 L + j, the tile's rows from the g-th ${block}.
 % for lane in range(tile_lanes):
-    vstore${tile_lanes}(w${lane}, 0, (__global ulong *)(dst + ((d_base + (${idx})(${16 * lane} + j) * ${lit(col_step)}) >> 1)));
+        vstore${tile_lanes}(w${lane}, g, (__global ulong *)(dst + ((d_base + (${idx})(${16 * lane} + j) * ${lit(col_step)}) >> 1)));
 % endfor
+    }
 }
 </%def>\
 <%def name="register_transpose()">\
