@@ -223,7 +223,8 @@ def parse_comments(asm: str) -> dict[str, dict]:
     return info
 
 
-#: What a kernel's source says when it is meant for CPUs only (render.py).
+#: What a program's source says when its kernel is meant for CPUs only
+#: (templates/reorder.cl.mako, ``nibble_tile``).
 CPU_MARK = "// A CPU kernel:"
 
 

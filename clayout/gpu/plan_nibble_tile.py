@@ -10,10 +10,12 @@ destination: 16 rows at a time are transposed with shifts and masks as
 T/16 independent 16x16 blocks, one per lane; the R/16 sets of rows are
 kept, and each of the 16 lanes' matrices of words (T/16 sets x lane) is
 transposed with ``shuffle2`` before it is stored, R/T vectors a
-destination row. Measured on PoCL and Intel's runtime (2 cores, AMD EPYC,
-s4 4096x4096 ab->ba, in turns with the float4 copy): 128x128 tiles
-0.29-0.32 of copy, against 0.11-0.12 with 16x16 blocks; 0.56 on
-4224x4224, whose rows are no power of two apart.
+destination row. Measured in a prototype harness on PoCL and Intel's
+runtime (2 cores, AMD EPYC, s4 4096x4096 ab->ba, in turns with the float4
+copy): 128x128 tiles 0.29-0.41 of copy, against 0.11-0.12 with 16x16
+blocks; 0.56 on 4224x4224, whose rows are no power of two apart. The
+plan also serves 4-bit shuffles that are such transposes
+(``shuffle_as_reorder``) and blocked destinations whose rows are words.
 """
 from __future__ import annotations
 
@@ -62,7 +64,7 @@ def plan_nibble_tile(loops):
         # 0.35-0.37 of copy, against 0.29-0.32 with the source's fastest).
         fastest = (len(levels) - 1,) + tuple(range(len(levels) - 3, -1, -1))
         plan = _plan(loops, levels, rows, size, fastest, vector=False)
-        # A tile is a heavy work-item (1 to 32 KiB each way): work-groups
+        # A tile is a heavy work-item (512 B to 32 KiB each way): work-groups
         # small enough for 8 a compute unit (Intel's runtime runs a work-
         # group on one core: 256 tiles of 512x128 in one work-group ran
         # 0.17-0.21 of copy on 4096x4096, 0.46 in groups of one).

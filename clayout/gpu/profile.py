@@ -37,7 +37,8 @@ class Tuning:
     ``nibble_tile_sizes``: the CPU strategy's TxT tiles of 4-bit types moved
     bit for bit, tried first, best first (gpu/plan_nibble_tile.py: T/16
     words of 16 nibbles a row, so 32, 64 or 128); ``nibble_tile_rows``: the
-    most source rows such a tile takes (a power of two, measured there).
+    most source rows such a tile takes, a power of two from 32 to 1024
+    (measured there; a tile takes at least T rows whatever it says).
     ``short_loop``: an
     innermost destination loop at most this long is not tiled for the
     source (its source lines stay in cache). ``work_group``: the work-group
@@ -128,6 +129,10 @@ class Tuning:
                 value = tuple(value)
             elif type(value) is not int or value <= 0:
                 raise ValueError(f"{name}: expected a positive integer, got {value!r}")
+            elif name == "nibble_tile_rows" and value not in (32, 64, 128, 256, 512, 1024):
+                # (its private array is rows x 64 bytes: past 1024 it leaves any L1 cache)
+                raise ValueError(f"{name}: expected a power of two from 32 to 1024, "
+                                 f"got {value!r}")
             out[name] = value
         return replace(self, **out)
 
