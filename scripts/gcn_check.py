@@ -223,9 +223,7 @@ def parse_comments(asm: str) -> dict[str, dict]:
     return info
 
 
-#: What a program's source says when its kernel is meant for CPUs only
-#: (templates/reorder.cl.mako, ``nibble_tile``).
-CPU_MARK = "// A CPU kernel:"
+CPU_MARK = ptx_check.CPU_MARK
 
 
 def compile_program(path: Path, tools: dict, workdir: Path) -> list[dict]:

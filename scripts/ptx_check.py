@@ -14,7 +14,10 @@ Usage:
       run the tests once per strategy with the dump set, then check those
 Options: --json PATH, --per-kernel, --jobs N, --keep DIR, --clang, --ptxas,
 --libclc, --arch. Exits 1 on any failure or spill, 2 when there is nothing
-to check or a tool is missing.
+to check or a tool is missing. A program whose source says ``// A CPU
+kernel:`` (CPU_MARK: the CPU strategy's nibble tiles, whose tile is a
+private array meant for a CPU's L1 cache) is listed when it spills, without
+failing.
 
 This is clang's NVPTX back end, not NVIDIA's OpenCL compiler: it proves the
 source is valid for the target and shows what the code asks for, not what
@@ -136,6 +139,11 @@ def _run(command: list[str], timeout: int = 300) -> subprocess.CompletedProcess:
         return subprocess.CompletedProcess(command, 1, "", f"error: no result in {timeout} s")
 
 
+#: What a program's source says when its kernel is meant for CPUs only
+#: (templates/reorder.cl.mako, ``nibble_tile``).
+CPU_MARK = "// A CPU kernel:"
+
+
 def compile_program(path: Path, tools: dict, workdir: Path) -> list[dict]:
     """Compile one .cl file to PTX and sm_90 code; one result per kernel (or
     one failure for the program)."""
@@ -148,7 +156,8 @@ def compile_program(path: Path, tools: dict, workdir: Path) -> list[dict]:
     source = path.read_text(encoding="utf-8", errors="replace")
     names = _KERNEL_NAME.findall(source) or [path.stem]
     sha1 = hashlib.sha1(source.encode()).hexdigest()  # the same program in two folders
-    failed = {"file": path.name, "sha1": sha1, "kernel": ",".join(names), "ok": False}
+    failed = {"file": path.name, "sha1": sha1, "kernel": ",".join(names), "ok": False,
+              "cpu_only": CPU_MARK in source}
     step = _run(clang)
     if step.returncode != 0:
         return [{**failed, "stage": "clang", "error": _first_errors(step.stderr)}]
@@ -174,6 +183,7 @@ def compile_program(path: Path, tools: dict, workdir: Path) -> list[dict]:
         spill_loads = regs["spill_loads"] + sum(info.get(h, {}).get("spill_loads", 0)
                                                 for h in helpers)
         results.append({"file": path.name, "sha1": sha1, "kernel": name, "ok": True,
+                        "cpu_only": failed["cpu_only"],
                         "registers": regs["registers"], "stack": regs["stack"],
                         "spill_stores": spill_stores, "spill_loads": spill_loads, **counts})
     return results
@@ -194,6 +204,8 @@ def summarise(kernels: list[dict]) -> dict:
     total = {"programs": len({k["sha1"] for k in kernels}), "kernels": len(kernels),
              "failures": len(kernels) - len(ok),
              "spilling": sum(1 for k in ok if k["spill_stores"] or k["spill_loads"]),
+             "cpu_spilling": sum(1 for k in ok if (k["spill_stores"] or k["spill_loads"])
+                                 and k["cpu_only"]),
              "spill_bytes": sum(k["spill_stores"] + k["spill_loads"] for k in ok),
              "max_registers": max((k["registers"] for k in ok), default=0)}
     for key in _new_counts():
@@ -233,7 +245,8 @@ def report(runs: dict[str, list[dict]], per_kernel: bool) -> str:
                 lines.append(f"FAILED [{label}] {k['kernel']} ({k['file']}, {k['stage']}):")
                 lines.extend("    " + e for e in k["error"].splitlines())
             elif k["spill_stores"] or k["spill_loads"]:
-                lines.append(f"SPILLS [{label}] {k['kernel']} ({k['file']}): {k['spill_stores']} "
+                kind = "CPU KERNEL SPILLS (not failed)" if k["cpu_only"] else "SPILLS"
+                lines.append(f"{kind} [{label}] {k['kernel']} ({k['file']}): {k['spill_stores']} "
                              f"bytes stored, {k['spill_loads']} loaded, {k['registers']} registers")
     if lines:
         lines.append("")
@@ -340,7 +353,7 @@ def main(argv=None) -> int:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"arch": args.arch, "totals": totals, "kernels": runs},
                                         indent=1))
-    bad = sum(t["failures"] + t["spilling"] for t in totals.values())
+    bad = sum(t["failures"] + t["spilling"] - t["cpu_spilling"] for t in totals.values())
     for strategy in failed_tests:
         print(f"ptx_check: the tests failed with CLAYOUT_STRATEGY={strategy} "
               f"(the kernels they built are checked above)", file=sys.stderr)

@@ -135,6 +135,21 @@ def test_ptx_accesses_are_counted_by_width():
     assert ptx_check.access_width(["global", "nc", "v4", "u8"]) == 4
 
 
+def test_a_cpu_kernel_s_spills_are_listed_without_failing():
+    """A program marked as a CPU kernel (the CPU strategy's nibble tiles,
+    whose tile is a private array) is reported when it spills, apart from
+    the others, and counted so that the check does not fail on it."""
+    base = {"sha1": "0", "file": "f.cl", "ok": True, "registers": 40, "stack": 0,
+            **ptx_check._new_counts()}
+    kernels = [{**base, "kernel": "a", "spill_stores": 8, "spill_loads": 8, "cpu_only": False},
+               {**base, "kernel": "b", "spill_stores": 132, "spill_loads": 132,
+                "cpu_only": True}]
+    total = ptx_check.summarise(kernels)
+    assert (total["spilling"], total["cpu_spilling"], total["spill_bytes"]) == (2, 1, 280)
+    text = ptx_check.report({"run": kernels}, per_kernel=False)
+    assert "\nSPILLS [run] a" in "\n" + text and "CPU KERNEL SPILLS (not failed) [run] b" in text
+
+
 def test_ptxas_figures_are_read_per_function():
     text = ("ptxas info    : 0 bytes gmem\n"
             "ptxas info    : Compiling entry function 'a' for 'sm_90'\n"
