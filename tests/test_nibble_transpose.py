@@ -6,6 +6,7 @@ its plain order, the GPU strategy's in a grid of work-items. Each case
 checks the shape that served it (a fallback would leave the kernel
 untested), then every nibble against tests/reference.py, padding zero."""
 import zlib
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -109,6 +110,28 @@ def test_the_grid_puts_neighbours_on_whole_sectors():
         assert row.bytes_per_instruction == 256 and row.efficiency == 1.0, row
 
 
+@pytest.mark.parametrize("src,dst,grid", [("f32:ab", "s4:ba", "nibble_pack_grid"),
+                                           ("u4:ba", "f16:ab", "nibble_grid"),
+                                           ("s4:ab", "s4:ba", "nibble_grid")])
+def test_the_wider_side_s_rows_go_fastest(src, dst, grid):
+    """A conversion into a 4-bit destination from a wider source walks its
+    grid of blocks along the source's rows first (``nibble_pack_grid``, 1
+    along the destination's); the others along the destination's
+    (``nibble_grid``): the destination's loop is cut at the grid's width."""
+    from clayout.gpu.plan import plan_kernel
+    from clayout.gpu.profile import CPU_PROFILE
+    from clayout.problem import Problem
+
+    (sdt, stag), (ddt, dtag) = src.split(":"), dst.split(":")
+    tuning = replace(CPU_PROFILE.tuning, skip_shapes=("nibble_tile",))
+    plan = plan_kernel(Problem("reorder", cly.MemoryDesc((512, 512), sdt, tag=stag),
+                               cly.MemoryDesc((512, 512), ddt, tag=dtag)),
+                       replace(CPU_PROFILE, tuning=tuning))
+    assert plan.shape == "nibble_transpose" and plan.block == 16
+    assert plan.levels[-1].extent == 16 * getattr(tuning, grid)[0], plan.levels
+    assert plan.levels[-3].extent == getattr(tuning, grid)[1], plan.levels
+
+
 def test_an_unaligned_window_goes_another_way(cpu_engine):
     """A window starting one nibble into its parent's rows cannot load them
     as words: another shape serves it, nibble for nibble right."""
@@ -147,6 +170,10 @@ CONVERTED = [
     ((64, 96), "f32:ab", "u4:ba", "dst", (2, 32), 16),    # two-dim groups
     ((64, 64), "f32:ab", "s4:AB16b16a", "src", (1, 32), 16),  # blocked, no padding: words
     ((32, 64), "u4:ba", "f32:ab", "src", (1, 4), -1),     # groups of 4: no block (-1) serves
+    # big enough for the grids of work-items (Tuning.nibble_pack_grid, nibble_grid)
+    ((256, 512), "f32:ab", "s4:ba", "src", (1, 32), 16),
+    ((512, 256), "f16:ab", "u4:ba", "dst", (1, 16), 16),
+    ((256, 512), "u4:ba", "f16:ab", "src", (1, 32), 16),
 ]
 
 

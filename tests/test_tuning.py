@@ -285,7 +285,9 @@ def test_a_table_names_the_shapes_it_skips():
     assert GPU_TUNING.changed({"skip_shapes": ["tiled"]},
                               shape_names("gpu")).skip_shapes == ("tiled",)
     assert CPU_TUNING.changed({"nibble_grid": [8, 4]}).nibble_grid == (8, 4)
+    assert CPU_TUNING.changed({"nibble_pack_grid": [2, 8]}).nibble_pack_grid == (2, 8)
     for name, bad in (("nibble_grid", [16]), ("nibble_grid", [8, 4, 2]),
+                      ("nibble_pack_grid", [16]),
                       ("nibble_block_sizes", [4]), ("nibble_block_sizes", [16, 32])):
         with pytest.raises(ValueError, match=name):
             CPU_TUNING.changed({name: bad})

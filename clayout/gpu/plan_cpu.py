@@ -119,7 +119,8 @@ def plan_nibble_transpose(loops) -> KernelPlan | None:
     a 4-bit destination packed before it. The 4-bit side's rows must start
     on a word (proven from the plan's numbers, as for typed vectors), on a
     little-endian device. Neighbouring work-items form a grid
-    (``Tuning.nibble_grid``, ``_lane_grid``). None where no block serves.
+    (``Tuning.nibble_grid``, ``_lane_grid``; ``nibble_pack_grid`` into a
+    4-bit destination from a wider type). None where no block serves.
     Both strategies use it (gpu/shapes.py)."""
     problem, profile, common = loops.problem, loops.profile, loops.common
     src_md, dst_md = common["src_md"], common["dst_md"]
@@ -151,7 +152,9 @@ def plan_nibble_transpose(loops) -> KernelPlan | None:
         if not bits and not _one_value_per_run(problem.attr_kinds, dst_md.ndims,
                                                inner if src_md.dtype.packed else part, b):
             continue
-        levels, fastest = _lane_grid(levels, j, b, profile.tuning.nibble_grid)
+        packs = dst_md.dtype.packed and not src_md.dtype.packed
+        grid = profile.tuning.nibble_pack_grid if packs else profile.tuning.nibble_grid
+        levels, fastest = _lane_grid(levels, j, b, grid)
         return _plan(loops, levels, b, b, fastest, vector=False)
     return None
 

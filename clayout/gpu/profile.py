@@ -33,7 +33,12 @@ class Tuning:
     ``nibble_block_sizes``: the same for 4-bit types moved bit for bit, whose
     rows are words of B nibbles (16: a ulong, 8: a uint); ``nibble_grid``:
     its neighbouring work-items' blocks, along the destination's rows
-    (fastest) by along the source's (gpu/plan_cpu.py, ``_lane_grid``).
+    (fastest) by along the source's (gpu/plan_cpu.py, ``_lane_grid``);
+    ``nibble_pack_grid``: the same for a conversion into a 4-bit
+    destination, whose wider source reads best along its own rows
+    (measured on PoCL and Intel's runtime, f32 ab -> s4 ba with 1x32
+    groups, 4096x4096: 0.26-0.28 of copy in a grid of 16x16, 0.46-0.54 in
+    1x16; u4 ba -> f16 ab kept 16x16: 0.32-0.37, 0.16-0.24 in 1x16).
     ``nibble_tile_sizes``: the CPU strategy's TxT tiles of 4-bit types moved
     bit for bit, tried first, best first (gpu/plan_nibble_tile.py: T/16
     words of 16 nibbles a row, so 32, 64 or 128); ``nibble_tile_rows``: the
@@ -73,6 +78,7 @@ class Tuning:
     byte_block_sizes: tuple[int, ...] = (16, 8, 4)
     nibble_block_sizes: tuple[int, ...] = (16, 8)
     nibble_grid: tuple[int, int] = (16, 16)
+    nibble_pack_grid: tuple[int, int] = (1, 16)
     nibble_tile_sizes: tuple[int, ...] = (128, 64, 32)
     nibble_tile_rows: int = 512
     short_loop: int = 512
@@ -117,7 +123,7 @@ class Tuning:
                         type(v) is int and v > 0 for v in value):
                     raise ValueError(f"{name}: expected a list of positive integers, "
                                      f"got {value!r}")
-                if name == "nibble_grid" and len(value) != 2:
+                if name in ("nibble_grid", "nibble_pack_grid") and len(value) != 2:
                     raise ValueError(f"{name}: expected two counts (along the destination's "
                                      f"rows, along the source's), got {value!r}")
                 if name == "nibble_tile_sizes" and not set(value) <= {32, 64, 128}:
@@ -144,7 +150,8 @@ CPU_TUNING = Tuning()
 #: memory), a grid-stride loop of up to 4 items for big launches.
 #: A nibble transpose's warp: 8 blocks of 16 nibbles (64 bytes) along the
 #: destination's rows by 4 (32 bytes, a sector) along the source's.
-GPU_TUNING = Tuning(items_per_unit=8192, max_chunks=4, nibble_grid=(8, 4))
+GPU_TUNING = Tuning(items_per_unit=8192, max_chunks=4, nibble_grid=(8, 4),
+                    nibble_pack_grid=(8, 4))
 
 
 @dataclass(frozen=True)
