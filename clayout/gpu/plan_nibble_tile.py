@@ -34,7 +34,9 @@ def plan_nibble_tile(loops):
     ``Tuning.nibble_tile_rows`` that divides the destination's. The
     tile's rows start on a word (16 nibbles) on both sides, proven from the
     plan's numbers, on a little-endian device; every loop's source step is
-    constant (plain layouts, no padding, no shuffle). None otherwise."""
+    constant (a plain source), with no padding and no shuffle left (one
+    that is a transpose comes as a reorder: ``shuffle_as_reorder``). None
+    otherwise."""
     problem, profile, common = loops.problem, loops.profile, loops.common
     src_md, dst_md = common["src_md"], common["dst_md"]
     if (not (problem.moves_bits and src_md.dtype.packed) or common["shuffle"] is not None

@@ -39,9 +39,10 @@ class Tuning:
     (measured on PoCL and Intel's runtime, f32 ab -> s4 ba with 1x32
     groups, 4096x4096: 0.26-0.28 of copy in a grid of 16x16, 0.46-0.54 in
     1x16; u4 ba -> f16 ab kept 16x16: 0.32-0.37, 0.16-0.24 in 1x16).
-    ``nibble_tile_sizes``: the CPU strategy's TxT tiles of 4-bit types moved
-    bit for bit, tried first, best first (gpu/plan_nibble_tile.py: T/16
-    words of 16 nibbles a row, so 32, 64 or 128); ``nibble_tile_rows``: the
+    ``nibble_tile_sizes``: the nibbles a row T of the CPU strategy's tiles
+    of 4-bit types moved bit for bit, tried first, best first
+    (gpu/plan_nibble_tile.py: T/16 words of 16, so 32, 64 or 128);
+    ``nibble_tile_rows``: the
     most source rows such a tile takes, a power of two from 32 to 1024
     (measured there; a tile takes at least T rows whatever it says).
     ``short_loop``: an

@@ -11,7 +11,8 @@ starts with it.
 
 - CPU strategy (a part of the destination per work-item):
   ``nibble_tile`` (gpu/plan_nibble_tile.py: 4-bit types moved bit for bit,
-  TxT nibbles a work-item, whole cache lines on both sides),
+  a tile of up to 512 rows of 128 nibbles a work-item, whole cache lines
+  on both sides),
   ``nibble_transpose`` (gpu/plan_cpu.py: 4-bit types moved bit for bit or
   converted, BxB nibbles a work-item), ``register_transpose`` (gpu/plan_cpu.py), ``unrolled``
   (gpu/plan_unrolled.py), ``runs`` (gpu/plan_cpu.py);
@@ -59,7 +60,8 @@ class Shape:
 #: The shapes of each strategy, best first (measured: plan_cpu.py,
 #: plan_unrolled.py and plan_gpu.py say where).
 SHAPES = {
-    "cpu": (Shape("nibble_tile", plan_nibble_tile), Shape("nibble_transpose", plan_nibble_transpose),
+    "cpu": (Shape("nibble_tile", plan_nibble_tile),
+            Shape("nibble_transpose", plan_nibble_transpose),
             Shape("register_transpose", plan_register_transpose), Shape("unrolled", plan_unrolled),
             Shape("runs", plan_runs)),
     "gpu": (Shape("tiled", plan_tiled), Shape("nibble_transpose", plan_nibble_transpose),
