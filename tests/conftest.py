@@ -138,7 +138,8 @@ def _engine_with_strategy(cl_engine, strategy, compute_units=None, skip_shapes=(
     a GPU of 132 as on a CPU of 2); with ``skip_shapes``, planned past
     those kernel shapes (gpu/shapes.py), and without tuned tables (so that
     a test of the next shape still reaches it)."""
-    key = (strategy, compute_units, skip_shapes, id(cl_engine))  # cl_engine lives as long as the run
+    # (cl_engine lives as long as the run, so its id stays its own)
+    key = (strategy, compute_units, skip_shapes, id(cl_engine))
     if key not in _STRATEGY_ENGINES:
         saved = os.environ.get("CLAYOUT_STRATEGY")
         os.environ["CLAYOUT_STRATEGY"] = strategy  # read when the engine is made

@@ -70,6 +70,14 @@ def _block_transpose(src: MemoryDesc, levels: list[Level], special: set, sizes):
     return None
 
 
+def block_order(levels) -> tuple[int, ...]:
+    """The order work-items step a block transpose's loops, fastest first:
+    the destination's innermost, then the others outward. The block's steps
+    of the source's loop (``levels[-2]``, from ``_block_transpose``) live
+    inside the work-item, not in its number."""
+    return (len(levels) - 1,) + tuple(range(len(levels) - 3, -1, -1))
+
+
 def plan_register_transpose(loops) -> KernelPlan | None:
     """Where the destination's innermost loop strides through the source:
     each work-item a BxB block transposed in registers (``_block_transpose``),
@@ -99,9 +107,7 @@ def plan_register_transpose(loops) -> KernelPlan | None:
     if not blocked:
         return None
     levels, block, _ = blocked
-    # The block's B source steps live inside the work-item, not in its number.
-    fastest = (len(levels) - 1,) + tuple(range(len(levels) - 3, -1, -1))
-    return _plan(loops, levels, block, block, fastest, vector=False)
+    return _plan(loops, levels, block, block, block_order(levels), vector=False)
 
 
 #: The other side's types a converting nibble transpose loads or stores as
@@ -203,7 +209,7 @@ def _lane_grid(levels: list[Level], j: int, b: int, grid: tuple[int, int]):
     along_dst, along_src = grid
     outer, inner = levels[j], levels[-1]
     if outer.extent % along_src or inner.extent % (b * along_dst):
-        return levels, (len(levels) - 1,) + tuple(range(len(levels) - 3, -1, -1))
+        return levels, block_order(levels)
     outer_hi, outer_lo = outer.split(along_src)
     inner_hi, inner_lo = inner.split(b * along_dst)
     out = levels[:j] + levels[j + 1:-2] + [outer_hi, inner_hi, outer_lo, levels[-2], inner_lo]
