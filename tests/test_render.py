@@ -151,7 +151,8 @@ def test_shuffle_permutes_the_source_index_once():
     assert code.count("(i1 % 4u) * 3u + i1 / 4u") == 1 and "c1 / 4u" in code
     plan, code = source(m, m, shuffle=(1, 3))
     assert plan.unrolled and "%" not in code[code.index("d_base = "):]
-    assert "src[s_base + 0u], src[s_base + 3u], src[s_base + 66u], src[s_base + 129u]" in code
+    assert ("strided_src[s_base + 0u], strided_src[s_base + 3u], strided_src[s_base + 66u], "
+            "strided_src[s_base + 129u]") in code
 
 
 def test_same_type_without_attributes_is_a_bit_copy():

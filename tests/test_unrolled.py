@@ -116,6 +116,13 @@ CONVERSIONS = [
     ((64, 48, 3, 3), "oihw", "f32", "OIhw16i16o", "f8_e4m3", None),
     ((64, 48, 3, 3), "oihw", "f8_e5m2", "OIhw16i16o", "f8_e5m2", None),
     ((32, 3, 3, 3), "oihw", "s32", "OIhw16i16o", "u8", None),
+    # Runs whose source is consecutive too (one vector load) and f16 read
+    # by a helper or moved as bits (kernels with and without the volatile
+    # view of the source: test_strided_runs_load_one_element_at_a_time)
+    ((48, 64, 3, 3), "hwio", "f32", "OIhw16i16o", "bf16", None),
+    ((48, 64, 3, 3), "hwio", "s32", "OIhw16i16o", "u8", None),
+    ((64, 48, 3, 3), "oihw", "f16", "OIhw16i16o", "f32", None),
+    ((64, 48, 3, 3), "oihw", "f16", "OIhw16i16o", "f16", None),
 ]
 
 
@@ -186,6 +193,50 @@ def test_the_block_holds_no_division_per_element():
     assert plan.unrolled and plan.item_elements == 256
     assert body.count("vstore4(") == 64 and "/" not in body and "%" not in body
     assert math.prod(lv.extent for lv in plan.levels) == plan.items * plan.item_elements
+
+
+@pytest.mark.parametrize("case, loads", [
+    (((64, 48, 3, 3), "oihw", "f32", "f32"), "strided"),
+    (((64, 48, 3, 3), "oihw", "bf16", "f32"), "strided"),
+    (((64, 48, 3, 3), "oihw", "f16", "f16"), "strided"),
+    (((48, 64, 3, 3), "hwio", "f32", "f32"), "vector"),
+    (((48, 64, 3, 3), "hwio", "f32", "bf16"), "scalar"),
+    (((64, 48, 3, 3), "oihw", "f16", "f32"), "scalar"),
+], ids=lambda c: c if isinstance(c, str) else f"{c[2]}-{c[1]}->{c[3]}")
+def test_strided_runs_load_one_element_at_a_time(case, loads):
+    """A run of destination elements whose source lies at constant strides
+    reads them through a volatile view of the source, which keeps them
+    scalar loads (PoCL's LLVM makes a gather of them, slow on AMD's CPUs);
+    a run consecutive in the source too is one vector load; elements a
+    helper reads by pointer (f16 converted) keep the plain one."""
+    from clayout.gpu.plan import plan_kernel
+    from clayout.gpu.render import render_kernel
+    from clayout.problem import Problem
+
+    dims, s_tag, sdt, ddt = case
+    problem = Problem("reorder", cly.MemoryDesc(dims, sdt, tag=s_tag),
+                      cly.MemoryDesc(dims, ddt, tag="OIhw16i16o"))
+    plan = plan_kernel(problem, CPU_PROFILE)
+    code = render_kernel(plan)
+    body = code[code.index("d_base = "):]
+    view = "__global const volatile" in code
+    assert plan.shape == "unrolled"
+    if loads == "strided":
+        assert view and body.count("strided_src[s_base") == 256 and "src[s_base" not in \
+            body.replace("strided_src[", "")
+    elif loads == "vector":
+        assert not view and body.count("vload4(0, src + s_base") == 64 and "src[" not in body
+    else:
+        assert not view and "strided_src" not in code and (
+            "src[s_base" in body or "(__global const half *)src" in body)
+
+
+def test_a_run_is_consecutive_only_where_every_step_is_one():
+    from clayout.gpu.render_unrolled import Run
+
+    assert Run((5, 6, 7, 8), 0, False).consecutive
+    assert not Run((0, 1, 9, 10), 0, False).consecutive
+    assert not Run((3, 2, 1, 0), 0, False).consecutive
 
 
 #: Narrow transposes (issue 36): 4-bit elements in unrolled blocks, two

@@ -11,8 +11,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from .plan_types import (KernelPlan, constant_offsets, dim_offset, indexed_dims, item_loops,
-                         offset_terms, padded_dims)
+from .plan_types import (KernelPlan, constant_offsets, conversion, dim_offset, indexed_dims,
+                         item_loops, offset_terms, padded_dims)
 from .plan_unrolled import has_outer, padding_kind
 
 
@@ -48,6 +48,11 @@ class Run:
     dst: int
     padding: bool
     kind: str = "run"
+
+    @property
+    def consecutive(self) -> bool:
+        """Whether the source elements are consecutive too (one vector load)."""
+        return all(b == a + 1 for a, b in zip(self.src, self.src[1:]))
 
 
 def block_elements(plan: KernelPlan):
@@ -142,6 +147,17 @@ def unrolled_values(plan: KernelPlan, c, dst_type: str) -> dict:
         work += f", {plan.vec} at a time into the destination"
     hint = (f"__attribute__((vec_type_hint({dst_type}{plan.vec}))) "
             if plan.vec > 1 and not plan.dst_md.dtype.packed else "")
+    parts = block_parts(plan, c)
+    # A run's loads at constant strides stay scalar loads through a volatile
+    # view of the source: PoCL's LLVM makes each run's loads one gather
+    # (vgatherqps), which held oihw -> OIhw16i16o and eight other weights
+    # reorders to 0.29-0.45 of copy on an AMD EPYC, against 0.47-0.62 so.
+    # Not where a helper taking a plain pointer reads them (4-bit types, f16
+    # converted).
+    helper_read = plan.src_md.dtype.packed or (plan.src_md.data_type == "f16"
+                                               and not conversion(plan)[0])
+    strided_src = not helper_read and any(p.kind == "run" and not p.padding and not p.consecutive
+                                          for p in parts)
     return dict(work=work, hint=hint, decomposition=decomposition, bases=bases,
-                parts=block_parts(plan, c), items=plan.items, chunks=plan.chunks,
-                launch=plan.launch_items)
+                parts=parts, items=plan.items, chunks=plan.chunks,
+                launch=plan.launch_items, strided_src=strided_src)
