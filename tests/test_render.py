@@ -151,8 +151,10 @@ def test_shuffle_permutes_the_source_index_once():
     assert code.count("(i1 % 4u) * 3u + i1 / 4u") == 1 and "c1 / 4u" in code
     plan, code = source(m, m, shuffle=(1, 3))
     assert plan.unrolled and "%" not in code[code.index("d_base = "):]
-    assert ("strided_src[s_base + 0u], strided_src[s_base + 3u], strided_src[s_base + 66u], "
-            "strided_src[s_base + 129u]") in code
+    # (offsets 0, 3, 66 and 129 are lanes of the 16-byte source lines the
+    # block reads whole)
+    assert "(line0.s0, line0.s3, line4.s2, line8.s1," in code
+    assert "const char16 line8 = vload16(0, src + s_base + 128u);" in code
 
 
 def test_same_type_without_attributes_is_a_bit_copy():

@@ -231,6 +231,30 @@ def test_strided_runs_load_one_element_at_a_time(case, loads):
             "src[s_base" in body or "(__global const half *)src" in body)
 
 
+@pytest.mark.parametrize("dims, tag, group, lines, rest", [
+    ((2, 272, 5, 5), "nChw16c", 4, "float16 line16", False),   # 17 blocks, all read whole
+    ((2, 116, 5, 5), "nChw16c", 4, "float16 line6", True),     # the 8th block holds 4 channels
+    ((2, 272, 5, 5), "nChw8c", 4, "float8 line33", False),
+    ((2, 58, 5, 5), "nChw16c", 2, "float16 line2", True),
+])
+def test_blocked_shuffles_load_whole_source_lines(dims, tag, group, lines, rest):
+    """A blocked shuffle reads each source line (a block's channels at one
+    pixel) at strides across the block's runs: lines read whole load as
+    one vector first, and the runs take their lanes; the channels of a
+    block read in part stay scalar loads through the volatile view."""
+    from clayout.gpu.plan import plan_kernel
+    from clayout.gpu.render import render_kernel
+    from clayout.problem import Problem
+
+    m = cly.MemoryDesc(dims, "f32", tag=tag)
+    plan = plan_kernel(Problem("shuffle", m, m, None, (1, group)), CPU_PROFILE)
+    code = render_kernel(plan)
+    last = int(lines.rsplit("line", 1)[1])
+    assert plan.shape == "unrolled" and f"const {lines} = vload" in code
+    assert f"line{last + 1} " not in code
+    assert ("strided_src[s_base" in code) == rest
+
+
 def test_a_run_is_consecutive_only_where_every_step_is_one():
     from clayout.gpu.render_unrolled import Run
 

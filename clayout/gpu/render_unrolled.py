@@ -113,6 +113,30 @@ def block_parts(plan: KernelPlan, c) -> list:
     return parts
 
 
+#: The widths, in elements, of the source lines a block may load whole.
+LINE_WIDTHS = (16, 8)
+
+
+def source_lines(parts) -> tuple[int, dict]:
+    """The source lines the block's runs read whole: (W, {offset: (line,
+    lane)}) for the width W of LINE_WIDTHS whose aligned groups of W
+    consecutive offsets from the base, each read in full, hold the most
+    elements (W 0 and no lanes where none is). Such a line loads as one
+    vector and its elements are its lanes: the blocked shuffles read every
+    element of 17 lines 200 KiB apart at strides of 4, which as scalar
+    loads came back to each line after the 12-way L1 cache had evicted it."""
+    offsets = {o for p in parts if p.kind == "run" and not p.padding and not p.consecutive
+               for o in p.src}
+    best = (0, {})
+    for width in LINE_WIDTHS:
+        starts = {o - o % width for o in offsets if o >= 0}
+        whole = sorted(k for k in starts if all(k + j in offsets for j in range(width)))
+        lanes = {k + j: (n, j) for n, k in enumerate(whole) for j in range(width)}
+        if len(lanes) > len(best[1]):
+            best = (width, lanes)
+    return best
+
+
 def unrolled_values(plan: KernelPlan, c, dst_type: str) -> dict:
     """What templates/unrolled.cl.mako needs of an unrolled plan beyond
     every template's values: the item's loops and bases, the block's
@@ -148,6 +172,12 @@ def unrolled_values(plan: KernelPlan, c, dst_type: str) -> dict:
     hint = (f"__attribute__((vec_type_hint({dst_type}{plan.vec}))) "
             if plan.vec > 1 and not plan.dst_md.dtype.packed else "")
     parts = block_parts(plan, c)
+    # Whole source lines load as vectors (bit copies and saturation, whose
+    # runs are vectors of source elements); the rest as below.
+    width, lanes = (source_lines(parts) if conversion(plan)[0] or conversion(plan)[1]
+                    else (0, {}))
+    line_lane = {o: f"line{n}.s{'0123456789abcdef'[j]}" for o, (n, j) in lanes.items()}
+    lines = sorted({(n, o - j) for o, (n, j) in lanes.items()})
     # A run's loads at constant strides stay scalar loads through a volatile
     # view of the source: PoCL's LLVM makes each run's loads one gather
     # (vgatherqps), which held oihw -> OIhw16i16o and eight other weights
@@ -156,8 +186,10 @@ def unrolled_values(plan: KernelPlan, c, dst_type: str) -> dict:
     # converted).
     helper_read = plan.src_md.dtype.packed or (plan.src_md.data_type == "f16"
                                                and not conversion(plan)[0])
-    strided_src = not helper_read and any(p.kind == "run" and not p.padding and not p.consecutive
-                                          for p in parts)
+    strided_src = not helper_read and any(
+        p.kind == "run" and not p.padding and not p.consecutive
+        and any(o not in line_lane for o in p.src) for p in parts)
     return dict(work=work, hint=hint, decomposition=decomposition, bases=bases,
                 parts=parts, items=plan.items, chunks=plan.chunks,
-                launch=plan.launch_items, strided_src=strided_src)
+                launch=plan.launch_items, strided_src=strided_src,
+                line_width=width, lines=lines, line_lane=line_lane)

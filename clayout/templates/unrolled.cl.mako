@@ -93,15 +93,16 @@ code${n} = ${to_code(dst_dt, "x")};
 </%def>\
 <%def name="run(r)">\
 ## ${len(r.src)} consecutive destination elements gathered into one vector:
-## one vector load where the source's are consecutive too, else scalar
-## loads (through the volatile view where the kernel has one).
+## one vector load where the source's are consecutive too, else the lanes
+## of whole source lines loaded first, or scalar loads (through the
+## volatile view where the kernel has one).
 <%
     n = len(r.src)
     ptr = "strided_src" if strided_src and not r.consecutive else "src"
     if r.consecutive:
         value = f"vload{n}(0, src + s_base + {lit(r.src[0])})"
     else:
-        value = f"({src_type}{n})({', '.join(f'{ptr}[s_base + {lit(o)}]' for o in r.src)})"
+        value = f"({src_type}{n})({', '.join(line_lane.get(o) or f'{ptr}[s_base + {lit(o)}]' for o in r.src)})"
 %>\
 % if r.padding:
 ${vector_store(dst_dt, f"({dst_type}{n})0", f"d_base + {lit(r.dst)}", n)}\
@@ -119,6 +120,9 @@ ${indent(capture(store, dst_dt, f"d_base + {lit(r.dst)}", "x", n), 4)}\
 </%def>\
 <%def name="block()">\
 ${decompose()}\
+% for n, offset in lines:
+const ${src_type}${line_width} line${n} = vload${line_width}(0, src + s_base + ${lit(offset)});
+% endfor
 % for part in parts:
 %   if part.kind == "run":
 ${run(part)}\
