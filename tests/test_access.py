@@ -69,6 +69,11 @@ CASES = [
      (2, 64, 16, 16), "sum", None, False),
     ("shuffle nChw16c C=48 g3", ("f32", "nChw16c"), ("f32", "nChw16c"), (1, 48, 8, 8), None, 3,
      False),
+    # Unrolled runs consecutive in the source (one vector load each) and
+    # a transpose that loads whole source lines (3 channels x 96 pixels).
+    ("weights hwio->OIhw16i16o", ("f32", "hwio"), ("f32", "OIhw16i16o"), (32, 32, 3, 3), None,
+     None, False),
+    ("f32 nchw->nhwc C=3", ("f32", "nchw"), ("f32", "nhwc"), (2, 3, 32, 32), None, None, False),
 ]
 
 

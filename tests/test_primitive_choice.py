@@ -145,12 +145,12 @@ def test_shuffle_on_an_unblocked_axis_becomes_a_transpose(cl_engine):
     assert "vload4(" in sh._implementation.kernel.source
     # 48 = 16 x 3: a block of 16 cuts across the digit of 3, so each
     # work-item moves the whole axis of a pixel, its order in constants
-    # (destination channels 0-3 read source channels 0, 3, 6 and 9).
+    # (destination channels 0-3 read source channels 0, 3, 6 and 9: lanes
+    # of the source lines of 8 channels the block loads whole).
     cut = cly.MemoryDesc((2, 48, 4, 4), "f32", tag="nChw16c")
     sh = cly.Shuffle(cut, axis=1, group_size=3, engine=cl_engine)
     assert sh._implementation.plan.shape == "unrolled"
-    assert "(float4)(src[s_base + 0u], src[s_base + 3u], src[s_base + 6u], src[s_base + 9u])" \
-        in sh._implementation.kernel.source
+    assert "(float4)(line0.s0, line0.s3, line0.s6, line1.s1)" in sh._implementation.kernel.source
 
 
 def test_execute_takes_a_pyopencl_queue_and_wait_for(cl_engine):

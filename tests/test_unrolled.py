@@ -232,10 +232,16 @@ def test_strided_runs_load_one_element_at_a_time(case, loads):
 
 
 @pytest.mark.parametrize("dims, tag, group, lines, rest", [
-    ((2, 272, 5, 5), "nChw16c", 4, "float16 line16", False),   # 17 blocks, all read whole
-    ((2, 116, 5, 5), "nChw16c", 4, "float16 line6", True),     # the 8th block holds 4 channels
+    # (lines of 32 bytes: each block of 16 channels is two)
+    ((2, 272, 5, 5), "nChw16c", 4, "float8 line33", False),   # 17 blocks, all read whole
+    ((2, 116, 5, 5), "nChw16c", 4, "float8 line13", True),    # the 8th block holds 4 channels
     ((2, 272, 5, 5), "nChw8c", 4, "float8 line33", False),
-    ((2, 58, 5, 5), "nChw16c", 2, "float16 line2", True),
+    ((2, 58, 5, 5), "nChw16c", 2, "float8 line5", True),      # the 4th holds 10 channels
+    ((2, 116, 5, 5), "nChw4c", 4, "float4 line28", False),     # half lines: blocks of 16 bytes
+    # (a run of 16 channels that meets the padding reads its elements one
+    # by one: so does the 7th block, read partly by such a run)
+    ((2, 116, 5, 5), "nChw16c", 4, "char16 line5", True),
+    ((2, 116, 5, 5), "nChw16c", 4, "ushort16 line5", True),
 ])
 def test_blocked_shuffles_load_whole_source_lines(dims, tag, group, lines, rest):
     """A blocked shuffle reads each source line (a block's channels at one
@@ -246,7 +252,8 @@ def test_blocked_shuffles_load_whole_source_lines(dims, tag, group, lines, rest)
     from clayout.gpu.render import render_kernel
     from clayout.problem import Problem
 
-    m = cly.MemoryDesc(dims, "f32", tag=tag)
+    dt = {"char": "s8", "ushort": "bf16"}.get(lines.split("16 ")[0], "f32")
+    m = cly.MemoryDesc(dims, dt, tag=tag)
     plan = plan_kernel(Problem("shuffle", m, m, None, (1, group)), CPU_PROFILE)
     code = render_kernel(plan)
     last = int(lines.rsplit("line", 1)[1])

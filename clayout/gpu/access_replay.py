@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from .plan_types import (KernelPlan, constant_offsets, conversion, dim_offset, indexed_dims,
                          item_loops, offset_terms, padded_dims, slice_strides,
                          striped_vector_values, tile_values)
+from .render_unrolled import block_elements, block_lines, consecutive, data_runs
 from .tile import WORD, shuffle_target
 
 
@@ -171,6 +172,14 @@ class _Kernel:
 
 # -- templates/reorder.cl.mako: striped kernels ----------------------------
 
+def _indices(loops, count: int, item: int) -> list:
+    """The loop indices of work-item ``item`` (``loops``: item_loops, fastest first)."""
+    a = [0] * count
+    for j, steps in loops:
+        a[j], item = (item, 0) if steps is None else (item % steps, item // steps)
+    return a
+
+
 def _striped(plan: KernelPlan, k: _Kernel, local: int, groups, parity=None) -> None:
     """Work-item t runs items t, t + launch, ... (``plan.chunks`` of them):
     each a vector, a register-transposed block, or a run of elements."""
@@ -191,12 +200,7 @@ def _striped(plan: KernelPlan, k: _Kernel, local: int, groups, parity=None) -> N
                 continue  # past the launch: the work-item returns
             for chunk in range(plan.chunks):
                 item = g * local + lane + chunk * plan.launch_items
-                a, rest = [0] * len(levels), item
-                for j, steps in loops:  # the item's loop indices, fastest first
-                    if steps is None:
-                        a[j] = rest
-                    else:
-                        rest, a[j] = divmod(rest, steps)
+                a = _indices(loops, len(levels), item)
                 a[last] *= vec
                 k.loaded.clear()
                 _item(plan, k, a, parity)
@@ -419,14 +423,17 @@ def _tiled(plan: KernelPlan, k: _Kernel, local: int, groups) -> None:
 # -- templates/unrolled.cl.mako: a block at constant offsets ---------------
 
 def _unrolled(plan: KernelPlan, k: _Kernel, local: int, groups) -> None:
-    """Work-item t moves block t (and t + launch, ...): every element of
-    the block's loops, in their order, one load each; runs of ``plan.vec``
-    elements that are all data (or all padding) one store, else one store
-    each; into 4-bit elements, a pair's loads and values, then one byte.
-    The offsets come from the loop indices, as for striped plans."""
+    """Work-item t moves block t (and t + launch, ...): the source lines it
+    reads whole, then the block's elements in order, one load each (none
+    in those lines; one a run consecutive in the source); runs of ``vec``
+    all data (or padding) one store, else one each; into 4-bit elements a
+    pair's loads and values, then a byte. Offsets as for striped plans."""
     levels = plan.levels
     loops = item_loops(plan)
     inside = [list(range(levels[j].extent)) for j in plan.unrolled]
+    width, lanes = block_lines(plan)  # (offsets from the block's base)
+    starts, runs = sorted({o - j for o, (_, j) in lanes.items()}), set(data_runs(plan))
+    first = next(block_elements(plan))[1]  # (the first element's offset from it)
     k.invariant = set()
     for g in groups:
         k.group = g
@@ -438,12 +445,7 @@ def _unrolled(plan: KernelPlan, k: _Kernel, local: int, groups) -> None:
                 item = g * local + lane + chunk * plan.launch_items
                 if item >= plan.items:
                     break
-                a, rest = [0] * len(levels), item
-                for j, steps in loops:
-                    if steps is None:
-                        a[j] = rest
-                    else:
-                        rest, a[j] = divmod(rest, steps)
+                a = _indices(loops, len(levels), item)
                 elements = []
                 for local_a in itertools.product(*inside):
                     b = list(a)
@@ -451,6 +453,9 @@ def _unrolled(plan: KernelPlan, k: _Kernel, local: int, groups) -> None:
                         b[j] = x
                     i = k.logical(b)
                     elements.append((i, k.src_offset(b, i, shuffled=True), k.dst_offset(b)))
+                base = elements[0][1] - first
+                for line in starts:
+                    k.load_src(base + line, width, "line")
                 for start in range(0, len(elements), plan.vec):
                     run = elements[start:start + plan.vec]
                     pads = {k.padding(i) for i, _, _ in run}
@@ -464,8 +469,11 @@ def _unrolled(plan: KernelPlan, k: _Kernel, local: int, groups) -> None:
                     elif plan.vec > 1 and pads == {True}:
                         k.store_dst(run[0][2], plan.vec, zeros=True)
                     elif plan.vec > 1 and pads == {False}:
-                        for i, s_off, _ in run:
-                            k.load_src(s_off, 1)
+                        offsets = [s_off - base for _, s_off, _ in run]
+                        whole = start in runs and consecutive(offsets)
+                        for offset in offsets[:1] if whole else offsets:
+                            if whole or start not in runs or offset not in lanes:
+                                k.load_src(base + offset, plan.vec if whole else 1)
                         k.store_dst(run[0][2], plan.vec)
                     else:
                         for i, s_off, d_off in run:

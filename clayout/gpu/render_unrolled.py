@@ -52,7 +52,7 @@ class Run:
     @property
     def consecutive(self) -> bool:
         """Whether the source elements are consecutive too (one vector load)."""
-        return all(b == a + 1 for a, b in zip(self.src, self.src[1:]))
+        return consecutive(self.src)
 
 
 def block_elements(plan: KernelPlan):
@@ -113,28 +113,63 @@ def block_parts(plan: KernelPlan, c) -> list:
     return parts
 
 
-#: The widths, in elements, of the source lines a block may load whole.
-LINE_WIDTHS = (16, 8)
+#: The bytes of a source line a block loads whole (one AVX register), and
+#: of its half where whole lines do not come (nChw8c's 8 channels of f32
+#: then still do). Lines of 64 bytes did as well on PoCL but worse on Intel's
+#: runtime: nhwc shuffled in groups of 3 (288 channels, 8x288x56x56) 0.72-0.78
+#: of copy against 0.88-1.01 (blocked shuffles the same, 0.37-0.48).
+LINE_BYTES = 32
 
 
-def source_lines(parts) -> tuple[int, dict]:
-    """The source lines the block's runs read whole: (W, {offset: (line,
-    lane)}) for the width W of LINE_WIDTHS whose aligned groups of W
-    consecutive offsets from the base, each read in full, hold the most
-    elements (W 0 and no lanes where none is). Such a line loads as one
+def source_lines(runs, element_bytes: int) -> tuple[int, dict]:
+    """The source lines that ``runs`` (each a tuple of source offsets from
+    the base) read whole: (W, {offset: (line, lane)}) for the widest W
+    (LINE_BYTES, else half of it; up to 16 elements) of which some aligned
+    group of W consecutive offsets from the base is read in full (W 0 and
+    no lanes where none is). Such a line loads as one
     vector and its elements are its lanes: the blocked shuffles read every
     element of 17 lines 200 KiB apart at strides of 4, which as scalar
-    loads came back to each line after the 12-way L1 cache had evicted it."""
-    offsets = {o for p in parts if p.kind == "run" and not p.padding and not p.consecutive
-               for o in p.src}
-    best = (0, {})
-    for width in LINE_WIDTHS:
+    loads came back to each line after the 12-way L1 cache had evicted it.
+    Runs consecutive in the source are one vector load of their own."""
+    offsets = {o for run in runs if not consecutive(run) for o in run}
+    widest = min(16, LINE_BYTES // element_bytes)
+    for width in (widest, widest // 2):
         starts = {o - o % width for o in offsets if o >= 0}
         whole = sorted(k for k in starts if all(k + j in offsets for j in range(width)))
-        lanes = {k + j: (n, j) for n, k in enumerate(whole) for j in range(width)}
-        if len(lanes) > len(best[1]):
-            best = (width, lanes)
-    return best
+        if whole:
+            return width, {k + j: (n, j) for n, k in enumerate(whole) for j in range(width)}
+    return 0, {}
+
+
+def block_lines(plan: KernelPlan) -> tuple[int, dict]:
+    """``source_lines`` of the block's runs of source elements that are
+    vectors (bit copies and saturation; no padding), (0, {}) in blocks
+    without: what the template loads whole and the access replay
+    (access_replay.py) counts."""
+    if (plan.vec == 1 or plan.dst_md.dtype.packed or plan.src_md.dtype.packed
+            or not any(conversion(plan))):
+        return 0, {}
+    offsets = [s for _, s, _ in block_elements(plan)]
+    return source_lines([tuple(offsets[k:k + plan.vec]) for k in data_runs(plan)],
+                        plan.src_md.dtype.bits // 8)
+
+
+def data_runs(plan: KernelPlan) -> list[int]:
+    """Where each run of ``plan.vec`` elements free of padding starts in the
+    block (the template's Runs of source elements; none where elements go
+    one by one or in pairs)."""
+    if plan.vec == 1 or plan.dst_md.dtype.packed:
+        return []
+    padded = padded_dims(plan)
+    elements = list(block_elements(plan))
+    return [k for k in range(0, len(elements), plan.vec)
+            if all(padding_kind(plan, d, local[d]) == "never"
+                   for local, _, _ in elements[k:k + plan.vec] for d in padded)]
+
+
+def consecutive(offsets) -> bool:
+    """Whether the offsets follow one another (one vector load)."""
+    return all(b == a + 1 for a, b in zip(offsets, offsets[1:]))
 
 
 def unrolled_values(plan: KernelPlan, c, dst_type: str) -> dict:
@@ -172,10 +207,7 @@ def unrolled_values(plan: KernelPlan, c, dst_type: str) -> dict:
     hint = (f"__attribute__((vec_type_hint({dst_type}{plan.vec}))) "
             if plan.vec > 1 and not plan.dst_md.dtype.packed else "")
     parts = block_parts(plan, c)
-    # Whole source lines load as vectors (bit copies and saturation, whose
-    # runs are vectors of source elements); the rest as below.
-    width, lanes = (source_lines(parts) if conversion(plan)[0] or conversion(plan)[1]
-                    else (0, {}))
+    width, lanes = block_lines(plan)  # (the rest as below)
     line_lane = {o: f"line{n}.s{'0123456789abcdef'[j]}" for o, (n, j) in lanes.items()}
     lines = sorted({(n, o - j) for o, (n, j) in lanes.items()})
     # A run's loads at constant strides stay scalar loads through a volatile
