@@ -157,6 +157,30 @@ def test_shuffle_permutes_the_source_index_once():
     assert "const char16 line8 = vload16(0, src + s_base + 128u);" in code
 
 
+def test_long_runs_step_the_other_loops_in_the_source_order():
+    """Where the destination's innermost loop is a run contiguous in the
+    source too and at least Tuning.source_order_bytes long (a plane of nchw
+    shuffled along c), the CPU strategy's work-items step the other loops
+    in the source's order; shorter runs keep the destination's."""
+    from clayout.gpu.plan_common import source_step
+
+    def order(plan):
+        return [source_step(plan.src_md, plan.levels[j]) for j in plan.fastest]
+
+    m = md((8, 256, 56, 56), "f32", "nchw")
+    plan = plan_of(m, m, shuffle=(1, 4))
+    assert plan.shape == "runs" and order(plan) == sorted(order(plan))
+    assert plan.fastest != tuple(range(len(plan.levels) - 1, -1, -1))
+    for least, in_source_order in ((4 * 3136, True), (4 * 3136 + 4, False)):  # (a plane)
+        tuning = dataclasses.replace(CPU_PROFILE.tuning, source_order_bytes=least)
+        other = plan_of(m, m, shuffle=(1, 4), profile=dataclasses.replace(CPU_PROFILE,
+                                                                         tuning=tuning))
+        assert (other.fastest == plan.fastest) == in_source_order
+    short = plan_of(md((64, 64, 64, 16), "f32", "abcd"), md((64, 64, 64, 16), "f32", "acbd"))
+    assert short.shape == "runs"
+    assert short.fastest == tuple(range(len(short.levels) - 1, -1, -1))
+
+
 def test_same_type_without_attributes_is_a_bit_copy():
     m = md((3, 5, 7), "f16", "acb")
     _, code = source(m, md(m.dims, "f16", "abc"))

@@ -165,6 +165,8 @@ def test_padding_zero_via_descriptor_offsets(engine):
     ((3, 40, 5, 17), "aBcd16b", "aBcd16b", 1, 5, "bf16"),
     ((2, 24, 33, 35), "nchw", "nchw", 1, 6, "s8"),
     ((2, 5, 9, 72), "nchw", "nhwc", 3, 9, "f16"),
+    # planes of 1 KiB: work-items in the source's order (Tuning.source_order_bytes)
+    ((2, 12, 16, 16), "nchw", "nchw", 1, 3, "f32"),
 ])
 def test_larger_tensors(cl_engine, dims, src_tag, dst_tag, axis, group, dt):
     """Enough elements for many work-items and partial vectors on OpenCL."""

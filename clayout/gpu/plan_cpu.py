@@ -232,6 +232,12 @@ def plan_runs(loops) -> KernelPlan:
     if tiled:
         fastest = (fastest[1], fastest[0]) + fastest[2:]
     inner = levels[-1]
+    if (not tiled and source_step(src_md, inner) == 1 and inner.extent * src_md.dtype.bits
+            >= 8 * loops.profile.tuning.source_order_bytes):
+        # Long runs, contiguous on both sides: the other loops in the
+        # source's order, so that the reads go through it in sequence.
+        fastest = (fastest[0],) + tuple(sorted(fastest[1:], key=lambda j: (
+            source_step(src_md, levels[j]), -j)))
     # Measured on PoCL: a work-item that also ran the next loop out (64
     # elements for OIhw4i16o4i) was 1.8x slower than 4 elements per item.
     # Whole vectors where both sides are contiguous along the innermost
