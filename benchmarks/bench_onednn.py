@@ -119,13 +119,14 @@ class Row:
 def reorder_rows(activations, weights) -> list[Row]:
     """bench_reorder.py's CASES: activations and 8-bit float rows on
     ``activations``, its 4-D weights on ``weights`` (when given), the 2-D
-    grouped rows at their own shape."""
+    grouped rows and the 3-channel image at their own shape."""
     rows = []
     for name, sdt, stag, ddt, dtag, attr, own in bench_reorder.CASES:
         if own is None or own == bench_reorder.F8_SHAPE:
             cases = activations
         else:
-            cases = [weights if weights and len(own) == 4 else own]
+            cases = [weights if weights and len(own) == 4 and own != bench_reorder.IMAGE_SHAPE
+                     else own]
         rows += [Row(name, dims, sdt, stag, ddt, dtag, attr) for dims in cases]
     return rows
 

@@ -25,8 +25,9 @@ from common import (CopyKernel, clayout_run, cly, columns, copy_row, median_seco
 # scale; "per-channel": src scales with mask 0b10; "groups": f16 src scales
 # per 1x32 group, and u4 zero points per group for a u4 source), weight dims
 # (None: the activation shapes of --shapes; F8_SHAPE: those of --f8-shapes;
-# the 2-D rows keep their own)
+# the 2-D rows and IMAGE_SHAPE's keep their own)
 F8_SHAPE = (16, 256, 56, 56)
+IMAGE_SHAPE = (8, 3, 224, 224)  # (kept whatever --shapes and --weights say)
 CASES = [
     ("nchw->nhwc", "f32", "nchw", "f32", "nhwc", None, None),
     ("nhwc->nchw", "f32", "nhwc", "f32", "nchw", None, None),
@@ -38,6 +39,8 @@ CASES = [
     ("f32->s8 scale", "f32", "nchw", "s8", "nchw", "scale", None),
     ("nchw->s8 nChw16c per-channel", "f32", "nchw", "s8", "nChw16c", "per-channel", None),
     ("s8 nChw16c->nchw per-channel", "s8", "nChw16c", "f32", "nchw", "per-channel", None),
+    # An image's 3 channels into the channels-last layout of a first layer.
+    ("nchw->nhwc 3 channels", "f32", "nchw", "f32", "nhwc", None, IMAGE_SHAPE),
     ("oihw->OIhw4i16o4i", "f32", "oihw", "f32", "OIhw4i16o4i", None, (256, 256, 3, 3)),
     ("oihw->OIhw16i16o", "f32", "oihw", "f32", "OIhw16i16o", None, (512, 512, 3, 3)),
     # The other weights formats of issue 36: each source and blocked format,
@@ -321,6 +324,8 @@ def main():
             cases = shapes(args.f8_shapes)
         elif weights is None:
             cases = activations
+        elif weights == IMAGE_SHAPE:
+            cases = [weights]
         else:
             cases = [shapes(args.weights)[0] if args.weights and len(weights) == 4 else weights]
         for dims in cases:
