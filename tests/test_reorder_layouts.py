@@ -316,3 +316,32 @@ def test_zero_size_dims_are_a_no_op(engine, dims, s_tag, d_tag, ddt, attr):
     execute(engine, src_md, dst_md, src, dst, attr=attr)
     assert dst.to_numpy().shape == dims
     cly.reorder(src, dst, attr=attr)
+
+
+# =============================================================================
+# Long runs: work-items in the source's order (Tuning.source_order_bytes)
+# =============================================================================
+
+@pytest.mark.parametrize("dims, s_tag, d_tag, sdt, ddt, scaled", [
+    ((2, 3, 5, 256), "abcd", "acbd", "f32", "f32", False),    # runs of 1 KiB
+    ((3, 4, 2, 700), "abcd", "bacd", "bf16", "f32", True),    # per-channel scales on b
+    ((2, 5, 3, 1030), "abcd", "cabd", "s8", "s8", False),
+])
+def test_long_runs_in_the_source_order_land_where_the_reference_says(engine, dims, s_tag,
+                                                                      d_tag, sdt, ddt, scaled):
+    rng = np.random.default_rng(8)
+    values = sample_values(sdt, dims, rng, specials=False)
+    src_md, src = src_memory(engine, dims, sdt, s_tag, values)
+    dst_md = cly.MemoryDesc(dims, ddt, tag=d_tag)
+    dst = prefilled(dst_md, engine)
+    attr, kwargs = None, {}
+    if scaled:
+        scales = rng.uniform(0.5, 2, dims[1]).astype(np.float32)
+        attr = cly.Attr(src_scales=cly.Scales(scales, mask=0b10))
+        kwargs["src_scale"] = per_slice(scales, 0b10, dims)
+    r = execute(engine, src_md, dst_md, src, dst, attr)
+    plan = getattr(r._implementation, "plan", None)
+    if plan is not None and plan.strategy == "cpu":  # (the path this test is for)
+        assert plan.shape == "runs" and plan.fastest != tuple(range(len(plan.levels) - 1, -1, -1))
+    want, pre = ref_reorder(values, sdt, ddt, **kwargs)
+    assert_same(logical_of(dst.raw(), dims, d_tag, ddt), want, src=values, pre=pre)
