@@ -117,7 +117,7 @@ def serves(common, levels) -> bool:
     of 4-bit elements (whose runs otherwise go element by element), or a
     transpose the register transposes left, whose destination's innermost
     loop steps through the source (nchw -> nhwc with 3 channels: 0.10-0.14
-    of copy element by element on PoCL and Intel's runtime, 0.60-0.72 as
+    of copy element by element on PoCL and Intel's runtime, 0.55-0.82 as
     blocks of 3 x 96 reading whole source lines). Double arithmetic keeps
     the other shapes; ``plan_unrolled`` then leaves the problems whose
     innermost loop vectors serve."""

@@ -126,11 +126,11 @@ def source_lines(runs, element_bytes: int) -> tuple[int, dict]:
     the base) read whole: (W, {offset: (line, lane)}) for the widest W
     (LINE_BYTES, else half of it; up to 16 elements) of which some aligned
     group of W consecutive offsets from the base is read in full (W 0 and
-    no lanes where none is). Such a line loads as one
-    vector and its elements are its lanes: the blocked shuffles read every
-    element of 17 lines 200 KiB apart at strides of 4, which as scalar
-    loads came back to each line after the 12-way L1 cache had evicted it.
-    Runs consecutive in the source are one vector load of their own."""
+    no lanes where none is). Such a line loads as one vector and its
+    elements are its lanes: the blocked shuffles read every element of 17
+    lines 200 KiB apart at strides of 4, which as scalar loads came back to
+    each line after the 12-way L1 cache had evicted it. Runs consecutive in
+    the source are one vector load of their own."""
     offsets = {o for run in runs if not consecutive(run) for o in run}
     widest = min(16, LINE_BYTES // element_bytes)
     for width in (widest, widest // 2):
