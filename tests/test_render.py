@@ -181,6 +181,20 @@ def test_long_runs_step_the_other_loops_in_the_source_order():
     assert short.fastest == tuple(range(len(short.levels) - 1, -1, -1))
 
 
+@pytest.mark.parametrize("strides, typed", [((11184, 260), False), ((11360, 264), True)])
+def test_a_tiled_read_is_typed_only_where_every_vector_starts_on_its_size(strides, typed):
+    """A tile's source row over a blocked dim crosses its blocks: with
+    blocks 260 f16 apart (520 bytes), vectors of 8 start off 16 bytes in
+    every other block. Loaded as typed vectors, PoCL faulted on them
+    (sweep seed 5204, problem 1000624); blocks 264 apart keep them whole."""
+    parent = cly.MemoryDesc((289, 680), "f16", tag="AB16b16a", strides=strides)
+    src_md = parent.submemory((240, 680), (32, 0))
+    attr = Attr(dst_zero_points=cly.ZeroPoints([4], mask=0))
+    plan = plan_of(src_md, md((240, 680), "s8", "ab"), attr, profile=GPU_PROFILE)
+    assert plan.tile is not None and plan.tile.read.vec == 8
+    assert plan.tile.read.typed == typed
+
+
 def test_same_type_without_attributes_is_a_bit_copy():
     m = md((3, 5, 7), "f16", "acb")
     _, code = source(m, md(m.dims, "f16", "abc"))

@@ -100,6 +100,8 @@ def _rows_aligned(md: MemoryDesc, levels, tile: Tile, phase, const: int, src: bo
     def step(j):  # (a row's level held whole by the box starts rows at 0 only)
         if j == first:
             return vec
+        if first is not None and j in row:
+            return 1  # (vectors start at each index of the row's other levels)
         return levels[j].extent if j in row and tile.counts[j] == 1 else \
             tile.box[j] if j in row else 1
 
