@@ -31,6 +31,12 @@ def source_step(src: MemoryDesc, level: Level) -> int:
     return dim_offset(src, d, level.mult) - dim_offset(src, d, 0)
 
 
+def source_order(src: MemoryDesc, levels, loops) -> list[int]:
+    """``loops`` (indices into ``levels``) ordered by their source step, the
+    least first; of equal steps, the inner loop first."""
+    return sorted(loops, key=lambda j: (source_step(src, levels[j]), -j))
+
+
 def steps_evenly(src: MemoryDesc, levels, j: int, run: int | None = None) -> bool:
     """Every run of ``run`` steps of ``levels[j]`` (starting at a multiple of
     ``run``; None: the whole loop) moves through the source by its first

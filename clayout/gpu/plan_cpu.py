@@ -12,7 +12,8 @@ import math
 
 from ..memory_desc import MemoryDesc
 from .plan_common import (ELEMENTWISE_TYPES, aligned, chunks, innermost_block, nibble_mode,
-                          offset_bound, source_step, typed_vectors, vector_ok)
+                          offset_bound, source_order, source_step, typed_vectors,
+                          vector_ok)
 from .plan_types import KernelArg, KernelPlan, Level, constant_offsets, kind_mask
 
 
@@ -26,7 +27,7 @@ def _tile_for_source(src: MemoryDesc, levels: list[Level], tuning) -> tuple[list
     # tiling nchw->nhwc with C = 256 made it slower, nhwc->nchw faster).
     if len(levels) < 2 or source_step(src, inner) <= 1 or inner.extent <= tuning.short_loop:
         return levels, False
-    j = min(range(len(levels) - 1), key=lambda i: (source_step(src, levels[i]), -i))
+    j = source_order(src, levels, range(len(levels) - 1))[0]
     level = levels[j]
     if source_step(src, level) >= source_step(src, inner):
         return levels, False
@@ -236,8 +237,7 @@ def plan_runs(loops) -> KernelPlan:
             >= 8 * loops.profile.tuning.source_order_bytes):
         # Long runs, contiguous on both sides: the other loops in the
         # source's order, so that the reads go through it in sequence.
-        fastest = (fastest[0],) + tuple(sorted(fastest[1:], key=lambda j: (
-            source_step(src_md, levels[j]), -j)))
+        fastest = (fastest[0],) + tuple(source_order(src_md, levels, fastest[1:]))
     # Measured on PoCL: a work-item that also ran the next loop out (64
     # elements for OIhw4i16o4i) was 1.8x slower than 4 elements per item.
     # Whole vectors where both sides are contiguous along the innermost

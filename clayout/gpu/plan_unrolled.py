@@ -26,7 +26,8 @@ import math
 import numpy as np
 
 from ..memory_desc import MemoryDesc
-from .plan_common import chunks, offset_bound, source_step, split_at_source_blocks
+from .plan_common import (chunks, offset_bound, source_order, source_step,
+                          split_at_source_blocks)
 from .plan_types import KernelPlan, Level, constant_offsets, dim_offset
 
 #: A shuffle's whole axis lies in one block: up to this many elements.
@@ -176,7 +177,7 @@ def plan_unrolled(loops) -> KernelPlan | None:
         return None  # (blocks for fewer work-items than the device runs: other shapes)
     # Work-items step the outer loop that moves least in the source fastest
     # (neighbours read neighbouring source lines), then the destination's order.
-    first = min(outer, key=lambda j: (source_step(src_md, levels[j]), -j))
+    first = source_order(src_md, levels, outer)[0]
     fastest = (first,) + tuple(j for j in reversed(outer) if j != first)
     size = math.prod(levels[j].extent for j in unrolled)
     bound = offset_bound(src_md, dst_md, items * size)

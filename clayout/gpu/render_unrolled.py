@@ -149,19 +149,20 @@ def block_lines(plan: KernelPlan) -> tuple[int, dict]:
     if (plan.vec == 1 or plan.dst_md.dtype.packed or plan.src_md.dtype.packed
             or not any(conversion(plan))):
         return 0, {}
-    offsets = [s for _, s, _ in block_elements(plan)]
-    return source_lines([tuple(offsets[k:k + plan.vec]) for k in data_runs(plan)],
+    elements = list(block_elements(plan))
+    offsets = [s for _, s, _ in elements]
+    return source_lines([tuple(offsets[k:k + plan.vec]) for k in data_runs(plan, elements)],
                         plan.src_md.dtype.bits // 8)
 
 
-def data_runs(plan: KernelPlan) -> list[int]:
+def data_runs(plan: KernelPlan, elements=None) -> list[int]:
     """Where each run of ``plan.vec`` elements free of padding starts in the
     block (the template's Runs of source elements; none where elements go
-    one by one or in pairs)."""
+    one by one or in pairs); ``elements``: block_elements', if at hand."""
     if plan.vec == 1 or plan.dst_md.dtype.packed:
         return []
     padded = padded_dims(plan)
-    elements = list(block_elements(plan))
+    elements = list(block_elements(plan)) if elements is None else elements
     return [k for k in range(0, len(elements), plan.vec)
             if all(padding_kind(plan, d, local[d]) == "never"
                    for local, _, _ in elements[k:k + plan.vec] for d in padded)]
