@@ -8,6 +8,7 @@ shuffles whose block cuts across the group digits. Each case checks that
 the CPU strategy planned it unrolled (else the shape went untested), then
 the result against tests/reference.py: bit for bit without attributes,
 padding zero."""
+import dataclasses
 import math
 
 import numpy as np
@@ -163,6 +164,12 @@ SHUFFLES = [
     ((2, 58, 5, 5), "nChw8c", 2, True, "f32"),
     ((2, 116, 5, 5), "nChw16c", 4, True, "bf16"),
     ((2, 116, 5, 5), "nChw16c", 4, False, "s8"),
+    # whole cache lines: blocks of two pixels (nChw8c), four (nChw4c), and
+    # padding in the last block (270 of 272 channels)
+    ((2, 272, 4, 6), "nChw8c", 4, False, "f32"),
+    ((2, 272, 4, 6), "nChw8c", 17, True, "s32"),
+    ((1, 116, 4, 4), "nChw4c", 4, False, "f32"),
+    ((1, 270, 2, 6), "nChw8c", 3, False, "f32"),
 ]
 
 
@@ -260,6 +267,33 @@ def test_blocked_shuffles_load_whole_source_lines(dims, tag, group, lines, rest)
     assert plan.shape == "unrolled" and f"const {lines} = vload" in code
     assert f"line{last + 1} " not in code
     assert ("strided_src[s_base" in code) == rest
+
+
+@pytest.mark.parametrize("dims, tag, dt, group, pixels", [
+    ((1, 272, 4, 4), "nChw8c", "f32", 4, 2),     # 34 lines of 32 bytes a pixel
+    ((1, 272, 4, 4), "nChw8c", "s32", 3, 2),
+    ((1, 116, 4, 4), "nChw4c", "f32", 4, 4),     # 29 lines of 16 bytes
+    ((1, 116, 4, 4), "nChw8c", "f32", 4, 1),     # 15 lines: too few to gain
+    ((1, 272, 4, 4), "nChw16c", "f32", 4, 1),    # whole lines already
+    ((1, 272, 4, 4), "nChw8c", "bf16", 4, 1),    # 2-byte lanes cost more
+    ((1, 272, 5, 5), "nChw8c", "f32", 4, 1),     # 25 pixels: no pair divides them
+])
+def test_a_blocked_shuffle_reads_whole_cache_lines(dims, tag, dt, group, pixels):
+    """Where a blocked shuffle's block reads many source lines, each less
+    than a cache line a pixel (planes apart that share L1 sets), the block
+    takes as many pixels as fill the lines (Tuning.line_tile_lines)."""
+    from clayout.gpu.plan import plan_kernel
+    from clayout.problem import Problem
+
+    m = cly.MemoryDesc(dims, dt, tag=tag)
+    plan = plan_kernel(Problem("shuffle", m, m, None, (1, group)), CPU_PROFILE)
+    channels = math.ceil(dims[1] / int(tag[4:-1])) * int(tag[4:-1])
+    assert plan.shape == "unrolled" and plan.item_elements == channels * pixels
+    if pixels > 1:  # a bar past the block's lines leaves the pixels out
+        tuning = CPU_PROFILE.tuning.changed({"line_tile_lines": 64})
+        plan = plan_kernel(Problem("shuffle", m, m, None, (1, group)),
+                           dataclasses.replace(CPU_PROFILE, tuning=tuning))
+        assert plan.item_elements == channels
 
 
 def test_a_run_is_consecutive_only_where_every_step_is_one():
