@@ -74,6 +74,11 @@ CASES = [
     ("weights hwio->OIhw16i16o", ("f32", "hwio"), ("f32", "OIhw16i16o"), (32, 32, 3, 3), None,
      None, False),
     ("f32 nchw->nhwc C=3", ("f32", "nchw"), ("f32", "nhwc"), (2, 3, 32, 32), None, None, False),
+    # Run transposes: 16x16 tiles over oihw's hw x i and back.
+    ("weights oihw->OIhw16i16o", ("f32", "oihw"), ("f32", "OIhw16i16o"), (32, 32, 3, 3), None,
+     None, False),
+    ("weights OIhw8i8o->oihw bf16", ("bf16", "OIhw8i8o"), ("f32", "oihw"), (16, 16, 3, 3), None,
+     None, False),
     # A block of two pixels: whole lines of nChw8c's 34 planes.
     ("shuffle nChw8c C=272 g4", ("f32", "nChw8c"), ("f32", "nChw8c"), (1, 272, 4, 4), None, 4,
      False),

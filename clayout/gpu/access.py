@@ -210,6 +210,9 @@ def _kind(plan: KernelPlan) -> str:
                 f"memory, read {tile.read.vec} and written {tile.write.vec} per access")
     if plan.shape == "nibble_tile":
         return f"a tile of {plan.vec} rows of {plan.block} nibbles per work-item"
+    if plan.block and plan.unrolled:
+        return (f"run transposes: {plan.item_elements // plan.block ** 2} tiles of "
+                f"{plan.block}x{plan.block} per work-item at constant offsets")
     if plan.block:
         return f"{plan.block}x{plan.block} register transposes"
     if plan.unrolled:

@@ -24,13 +24,12 @@ against it on every work-group.
 """
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 from .plan_types import (KernelPlan, constant_offsets, conversion, dim_offset, indexed_dims,
                          item_loops, offset_terms, padded_dims, slice_strides,
                          striped_vector_values, tile_values)
-from .render_unrolled import block_elements, block_lines, consecutive, data_runs
+from .access_replay_blocks import item_indices, replay_unrolled
 from .tile import WORD, shuffle_target
 
 
@@ -172,14 +171,6 @@ class _Kernel:
 
 # -- templates/reorder.cl.mako: striped kernels ----------------------------
 
-def _indices(loops, count: int, item: int) -> list:
-    """The loop indices of work-item ``item`` (``loops``: item_loops, fastest first)."""
-    a = [0] * count
-    for j, steps in loops:
-        a[j], item = (item, 0) if steps is None else (item % steps, item // steps)
-    return a
-
-
 def _striped(plan: KernelPlan, k: _Kernel, local: int, groups, parity=None) -> None:
     """Work-item t runs items t, t + launch, ... (``plan.chunks`` of them):
     each a vector, a register-transposed block, or a run of elements."""
@@ -200,7 +191,7 @@ def _striped(plan: KernelPlan, k: _Kernel, local: int, groups, parity=None) -> N
                 continue  # past the launch: the work-item returns
             for chunk in range(plan.chunks):
                 item = g * local + lane + chunk * plan.launch_items
-                a = _indices(loops, len(levels), item)
+                a = item_indices(loops, len(levels), item)
                 a[last] *= vec
                 k.loaded.clear()
                 _item(plan, k, a, parity)
@@ -422,67 +413,6 @@ def _tiled(plan: KernelPlan, k: _Kernel, local: int, groups) -> None:
 
 # -- templates/unrolled.cl.mako: a block at constant offsets ---------------
 
-def _unrolled(plan: KernelPlan, k: _Kernel, local: int, groups) -> None:
-    """Work-item t moves block t (and t + launch, ...): the source lines it
-    reads whole, then the block's elements in order, one load each (none
-    in those lines; one a run consecutive in the source); runs of ``vec``
-    all data (or padding) one store, else one each; into 4-bit elements a
-    pair's loads and values, then a byte. Offsets as for striped plans."""
-    levels = plan.levels
-    loops = item_loops(plan)
-    inside = [list(range(levels[j].extent)) for j in plan.unrolled]
-    width, lanes = block_lines(plan)  # (offsets from the block's base)
-    starts, runs = sorted({o - j for o, (_, j) in lanes.items()}), set(data_runs(plan))
-    first = next(block_elements(plan))[1]  # (the first element's offset from it)
-    k.invariant = set()
-    for g in groups:
-        k.group = g
-        for lane in range(local):
-            k.lane = lane
-            if g * local + lane >= plan.launch_items:
-                continue
-            for chunk in range(plan.chunks):
-                item = g * local + lane + chunk * plan.launch_items
-                if item >= plan.items:
-                    break
-                a = _indices(loops, len(levels), item)
-                elements = []
-                for local_a in itertools.product(*inside):
-                    b = list(a)
-                    for j, x in zip(plan.unrolled, local_a):
-                        b[j] = x
-                    i = k.logical(b)
-                    elements.append((i, k.src_offset(b, i, shuffled=True), k.dst_offset(b)))
-                base = elements[0][1] - first
-                for line in starts:
-                    k.load_src(base + line, width, "line")
-                for start in range(0, len(elements), plan.vec):
-                    run = elements[start:start + plan.vec]
-                    pads = {k.padding(i) for i, _, _ in run}
-                    if plan.dst_md.dtype.packed and plan.vec == 2:  # pair(): one byte
-                        for i, s_off, d_off in run:
-                            if not k.padding(i):
-                                k.load_src(s_off, 1)
-                                if not k.bit_copy:
-                                    k.attributes(i, 1, d_off)
-                        k.store_dst(run[0][2], 2)
-                    elif plan.vec > 1 and pads == {True}:
-                        k.store_dst(run[0][2], plan.vec, zeros=True)
-                    elif plan.vec > 1 and pads == {False}:
-                        offsets = [s_off - base for _, s_off, _ in run]
-                        whole = start in runs and consecutive(offsets)
-                        for offset in offsets[:1] if whole else offsets:
-                            if whole or start not in runs or offset not in lanes:
-                                k.load_src(base + offset, plan.vec if whole else 1)
-                        k.store_dst(run[0][2], plan.vec)
-                    else:
-                        for i, s_off, d_off in run:
-                            if k.padding(i):
-                                k.store_dst(d_off, 1, zeros=True)
-                            else:
-                                k.convert(i, s_off, d_off, 1)
-
-
 def replay(plan: KernelPlan, local: int, groups: tuple) -> list[LaneAccess]:
     """Every memory access the work-items of work-groups ``groups`` of
     ``local`` work-items make running ``plan``'s kernel (both launches of
@@ -491,7 +421,7 @@ def replay(plan: KernelPlan, local: int, groups: tuple) -> list[LaneAccess]:
     if plan.tile is not None:
         _tiled(plan, k, local, groups)
     elif plan.unrolled:
-        _unrolled(plan, k, local, groups)
+        replay_unrolled(plan, k, local, groups)
     elif plan.nibbles == "passes":  # two launches: even nibbles, then odd ones
         for parity in (0, 1):
             _striped(plan, k, local, groups, parity)

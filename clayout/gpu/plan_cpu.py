@@ -79,6 +79,20 @@ def block_order(levels) -> tuple[int, ...]:
     return (len(levels) - 1,) + tuple(range(len(levels) - 3, -1, -1))
 
 
+def transposes_in_registers(loops) -> bool:
+    """Whether the problem's vectors may be transposed in registers: not a
+    shuffle, no sum, float arithmetic, no 4-bit or converted 8-bit float
+    (their elements go one by one; moved bit for bit they are bytes like
+    any other), not converted into f16."""
+    problem, common = loops.problem, loops.common
+    src_md, dst_md = common["src_md"], common["dst_md"]
+    narrow = [md.data_type for md in (src_md, dst_md) if md.data_type in ELEMENTWISE_TYPES
+              and (md.dtype.packed or not problem.moves_bits)]
+    return (common["shuffle"] is None and not problem.attr_kinds[4]
+            and common["compute"] == "float" and not narrow
+            and (problem.moves_bits or dst_md.data_type != "f16"))
+
+
 def plan_register_transpose(loops) -> KernelPlan | None:
     """Where the destination's innermost loop strides through the source:
     each work-item a BxB block transposed in registers (``_block_transpose``),
@@ -88,11 +102,7 @@ def plan_register_transpose(loops) -> KernelPlan | None:
     read transposed), not in double, not a shuffle."""
     problem, profile, common = loops.problem, loops.profile, loops.common
     src_md, dst_md, kinds = common["src_md"], common["dst_md"], problem.attr_kinds
-    # 8-bit floats moved bit for bit are bytes like any other.
-    narrow = [md.data_type for md in (src_md, dst_md) if md.data_type in ELEMENTWISE_TYPES
-              and (md.dtype.packed or not problem.moves_bits)]
-    if not (common["shuffle"] is None and not kinds[4] and common["compute"] == "float"
-            and (problem.moves_bits or dst_md.data_type != "f16") and not narrow):
+    if not transposes_in_registers(loops):
         return None
     # The loaded vectors may run along a masked dim when its values are
     # consecutive in every per-slice array (the mask's last dim): they are

@@ -16,7 +16,7 @@ of copy with float4 stores of four gathered elements (0.14-0.25 before).
 
 The block's constant offsets need each dim's offset to split into the
 part of the loops outside the block plus the part of the loops inside
-(``_separable``: a block of a dim holds whole source blocks of it, or lies
+(``separable``: a block of a dim holds whole source blocks of it, or lies
 inside one); a problem where it does not is left to the other shapes.
 """
 from __future__ import annotations
@@ -42,7 +42,7 @@ def _indices(levels, chosen) -> np.ndarray:
     return index
 
 
-def _separable(src: MemoryDesc, levels, unrolled: set, d: int) -> bool:
+def separable(src: MemoryDesc, levels, unrolled: set, d: int) -> bool:
     """Dim d's source offset at outer index o plus block index l is its
     offset at o plus a constant of l, over every (o, l) the loops reach
     (False past 2^22 pairs: not worth proving)."""
@@ -67,7 +67,7 @@ def choose_block(src: MemoryDesc, levels: list[Level], shuffle, budget: int, tot
     where it alone is longer), then a tile of the loop the source steps by
     one where the block lacks it (up to 16 steps, ``total`` elements in
     all). None where the block would take every loop, or a dim's offset
-    does not split into outer and block parts (``_separable``)."""
+    does not split into outer and block parts (``separable``)."""
     levels = list(levels)
     inner = levels[-1]
     if inner.extent > budget:  # (a long innermost loop: a tile of it)
@@ -106,7 +106,7 @@ def choose_block(src: MemoryDesc, levels: list[Level], shuffle, budget: int, tot
     if len(chosen) == len(levels) or size < 4:
         return None  # (no loop left to spread over work-items, or no block worth it)
     dims = {lv.dims[0] for j, lv in enumerate(levels) if j in chosen and not lv.merged}
-    if not all(_separable(src, levels, chosen, d) for d in dims):
+    if not all(separable(src, levels, chosen, d) for d in dims):
         return None
     return levels, tuple(sorted(chosen))
 

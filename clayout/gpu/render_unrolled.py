@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from .plan_types import (KernelPlan, constant_offsets, conversion, dim_offset, indexed_dims,
                          item_loops, offset_terms, padded_dims)
+from .plan_run_transpose import run_tables
 from .plan_unrolled import has_outer, padding_kind
 
 
@@ -40,6 +41,16 @@ class Pair:
 
 
 @dataclass(frozen=True)
+class RunTile:
+    """A BxB tile of a run transpose (gpu/plan_run_transpose.py): the
+    source offset of each of its rows and the destination offset of each
+    of its columns, from the bases."""
+
+    src: tuple
+    dst: tuple
+
+
+@dataclass(frozen=True)
 class Run:
     """Consecutive destination elements stored as one vector: their source
     offsets, the first's destination offset; all padding or none."""
@@ -60,7 +71,7 @@ def block_elements(plan: KernelPlan):
     block's loops: (logical index of each indexed dim inside
     the block, source offset from the base, destination offset). A dim's
     source offset at outer index o and block index l is off(o) + off(l) -
-    off(0) (plan_unrolled._separable): the base holds off(o), the element
+    off(0) (plan_unrolled.separable): the base holds off(o), the element
     off(l) - off(0)."""
     levels, src = plan.levels, plan.src_md
     needed = indexed_dims(plan)
@@ -200,6 +211,19 @@ def unrolled_values(plan: KernelPlan, c, dst_type: str) -> dict:
     bases.append(("s_base", c.sum(s_terms, const)))
     bases.append(("d_base", c.sum([c.times(f"l{j}", levels[j].dst_stride) for j in outer],
                                   dst_const)))
+    common = dict(decomposition=decomposition, bases=bases, items=plan.items,
+                  chunks=plan.chunks, launch=plan.launch_items, block=plan.block)
+    if plan.block:  # a run transpose: tiles, no parts
+        rows, columns = run_tables(plan)
+        b = plan.block
+        tiles = [RunTile(tuple(rows[a + k] + c for k in range(b)),
+                         tuple(columns[c + j] + a for j in range(b)))
+                 for c in range(0, len(columns), b) for a in range(0, len(rows), b)]
+        return dict(common, tiles=tiles, parts=[], strided_src=False, line_width=0, lines=[],
+                    line_lane={}, hint=f"__attribute__((vec_type_hint({dst_type}{b}))) ",
+                    work=f"transposes {len(tiles)} tiles of {b}x{b} in registers, a run of "
+                         f"{len(columns)} source elements by one of {len(rows)} destination "
+                         f"elements")
     work = f"moves a block of {plan.item_elements} elements at constant offsets"
     if plan.dst_md.dtype.packed:
         work += ", two to a byte"
@@ -222,7 +246,5 @@ def unrolled_values(plan: KernelPlan, c, dst_type: str) -> dict:
     strided_src = not helper_read and any(
         p.kind == "run" and not p.padding and not p.consecutive
         and any(o not in line_lane for o in p.src) for p in parts)
-    return dict(work=work, hint=hint, decomposition=decomposition, bases=bases,
-                parts=parts, items=plan.items, chunks=plan.chunks,
-                launch=plan.launch_items, strided_src=strided_src,
+    return dict(common, work=work, hint=hint, parts=parts, tiles=[], strided_src=strided_src,
                 line_width=width, lines=lines, line_lane=line_lane)

@@ -14,7 +14,9 @@ starts with it.
   a tile of up to 512 rows of 128 nibbles a work-item, whole cache lines
   on both sides),
   ``nibble_transpose`` (gpu/plan_cpu.py: 4-bit types moved bit for bit or
-  converted, BxB nibbles a work-item), ``register_transpose`` (gpu/plan_cpu.py), ``unrolled``
+  converted, BxB nibbles a work-item), ``register_transpose`` (gpu/plan_cpu.py),
+  ``run_transpose`` (gpu/plan_run_transpose.py: BxB tiles over runs
+  gathered from several loops, weights formats), ``unrolled``
   (gpu/plan_unrolled.py), ``runs`` (gpu/plan_cpu.py);
 - GPU strategy (neighbouring work-items on neighbouring addresses):
   ``tiled`` (gpu/plan_gpu.py, gpu/tile.py), ``nibble_transpose`` (as the
@@ -28,6 +30,7 @@ from typing import Callable
 from .plan_cpu import plan_nibble_transpose, plan_register_transpose, plan_runs
 from .plan_gpu import plan_striped, plan_tiled
 from .plan_nibble_tile import plan_nibble_tile
+from .plan_run_transpose import plan_run_transpose
 from .plan_types import KernelPlan, Level
 from .plan_unrolled import plan_unrolled
 
@@ -62,7 +65,8 @@ class Shape:
 SHAPES = {
     "cpu": (Shape("nibble_tile", plan_nibble_tile),
             Shape("nibble_transpose", plan_nibble_transpose),
-            Shape("register_transpose", plan_register_transpose), Shape("unrolled", plan_unrolled),
+            Shape("register_transpose", plan_register_transpose),
+            Shape("run_transpose", plan_run_transpose), Shape("unrolled", plan_unrolled),
             Shape("runs", plan_runs)),
     "gpu": (Shape("tiled", plan_tiled), Shape("nibble_transpose", plan_nibble_transpose),
             Shape("striped", plan_striped)),

@@ -2,6 +2,7 @@
 ## block of elements at constant offsets from its bases. render_unrolled.py
 ## supplies the block's offsets, element by element or in runs.
 <%namespace file="convert.cl.mako" import="*"/>\
+<%namespace file="transpose.cl.mako" import="*"/>\
 <%def name="decompose()">\
 ## The work-item's loop indices from its number, fastest loop first, and
 ## the block's bases: every division of the kernel is here, once a block.
@@ -118,8 +119,31 @@ ${indent(capture(store, dst_dt, f"d_base + {lit(r.dst)}", "x", n), 4)}\
 }
 % endif
 </%def>\
+<%def name="tile(t)">\
+## B rows of the destination's run, each B consecutive source elements at
+## a constant offset, stored transposed: B columns, each B consecutive
+## destination elements.
+<% b = len(t.src) %>\
+{
+    ${dst_type}${b} ${", ".join(f"r{k}" for k in range(b))};
+% for k, offset in enumerate(t.src):
+    {
+        const ${idx} s_off = s_base + ${lit(offset)};
+%   if not bit_copy and not saturate_only:
+        ${ct}${b} x = ${load(src_dt, "src", "s_off", b)};
+${indent(capture(apply_attributes, b, None), 8)}\
+%   endif
+        r${k} = ${row_value(b)};
+    }
+% endfor
+${indent(capture(transpose_rows, f"{dst_type}{b}", [f"d_base + {lit(o)}" for o in t.dst]), 4)}\
+}
+</%def>\
 <%def name="block()">\
 ${decompose()}\
+% for t in tiles:
+${tile(t)}\
+% endfor
 % for n, offset in lines:
 const ${src_type}${line_width} line${n} = vload${line_width}(0, src + s_base + ${lit(offset)});
 % endfor
