@@ -128,6 +128,9 @@ def test_the_tiles_are_whole_vectors_at_constant_offsets():
     assert plan.shape == "run_transpose" and plan.items == 256 and plan.item_elements == 2304
     assert body.count("vload16(0, src + s_off)") == 144 and body.count("vstore16(") == 144
     assert "src[" not in body and "/" not in body and "%" not in body
+    # 256 heavy work-items: work-groups of 16, 8 a compute unit (one group
+    # of 256 ran on one core, PoCL's and Intel's runtime alike)
+    assert plan.work_group == 256 // (8 * CPU_PROFILE.compute_units)
 
 
 def test_a_block_past_its_bound_is_left_to_the_unrolled_shape():

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .plan_common import aligned
+from .plan_common import aligned, heavy_work_group
 from .plan_cpu import _block_transpose, _plan, block_order
 from .plan_types import constant_offsets
 
@@ -64,12 +64,7 @@ def plan_nibble_tile(loops):
         # The destination's rows of tiles fastest (measured on PoCL,
         # 4096x4096: 0.35-0.37 of copy, against 0.29-0.32 with the source's).
         plan = _plan(loops, levels, rows, size, block_order(levels), vector=False)
-        # A tile is a heavy work-item (512 B to 32 KiB each way): work-groups
-        # small enough for 8 a compute unit (Intel's runtime runs a work-
-        # group on one core: 256 tiles of 512x128 in one work-group ran
-        # 0.17-0.21 of copy on 4096x4096, 0.46 in groups of one).
-        group = plan.work_group
-        while group > 1 and group * 8 * profile.compute_units > plan.launch_items:
-            group //= 2
-        return replace(plan, work_group=group)
+        # (a tile moves 512 B to 32 KiB each way: a heavy work-item)
+        return replace(plan, work_group=heavy_work_group(plan.launch_items, plan.work_group,
+                                                         profile))
     return None

@@ -23,8 +23,9 @@ for the unrolled block of 16 x 16 scalar loads (gpu/plan_unrolled.py).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
-from .plan_common import (chunks, offset_bound, source_order, source_step,
+from .plan_common import (chunks, heavy_work_group, offset_bound, source_order, source_step,
                           split_at_source_blocks)
 from .plan_cpu import transposes_in_registers
 from .plan_types import KernelPlan, dim_offset
@@ -63,8 +64,9 @@ def plan_run_transpose(loops) -> KernelPlan | None:
                           chunks=chunks(items, profile),
                           wide_index=offset_bound(src_md, dst_md, items * size) >= 2**31,
                           fastest=fastest, unrolled=unrolled, **common)
-        if run_tables(plan) is not None:
-            return plan
+        if run_tables(plan) is not None:  # (blocks of up to 16 KiB: heavy work-items)
+            return replace(plan, work_group=heavy_work_group(plan.launch_items,
+                                                             plan.work_group, profile))
     return None
 
 
