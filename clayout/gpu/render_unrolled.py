@@ -131,6 +131,11 @@ def block_parts(plan: KernelPlan, c) -> list:
 #: of copy against 0.88-1.01 (blocked shuffles the same, 0.37-0.48).
 LINE_BYTES = 32
 
+#: Blocks that hold more bytes of source lines than this are meant for CPUs
+#: (34 lines of 32 bytes compiled without spills for NVIDIA and AMD GPUs,
+#: 68 did not).
+CPU_LINES = 2048
+
 
 def source_lines(runs, element_bytes: int) -> tuple[int, dict]:
     """The source lines that ``runs`` (each a tuple of source offsets from
@@ -219,7 +224,11 @@ def unrolled_values(plan: KernelPlan, c, dst_type: str) -> dict:
         tiles = [RunTile(tuple(rows[a + k] + c for k in range(b)),
                          tuple(columns[c + j] + a for j in range(b)))
                  for c in range(0, len(columns), b) for a in range(0, len(rows), b)]
+        # (NVIDIA's compiler spilled f32 -> bf16's 16 converted rows of 16: make ptx)
+        held = "" if any(conversion(plan)) else (
+            f"each tile holds {b} converted rows of {b} elements until it stores them")
         return dict(common, tiles=tiles, parts=[], strided_src=False, line_width=0, lines=[],
+                    cpu_only=held,
                     line_lane={}, hint=f"__attribute__((vec_type_hint({dst_type}{b}))) ",
                     work=f"transposes {len(tiles)} tiles of {b}x{b} in registers, a run of "
                          f"{len(columns)} source elements by one of {len(rows)} destination "
@@ -246,5 +255,9 @@ def unrolled_values(plan: KernelPlan, c, dst_type: str) -> dict:
     strided_src = not helper_read and any(
         p.kind == "run" and not p.padding and not p.consecutive
         and any(o not in line_lane for o in p.src) for p in parts)
+    # (a blocked shuffle's 68 lines of 32 bytes, nChw8c C=272 two pixels a
+    # block, spilled 1120 bytes on NVIDIA's compiler: make ptx)
+    size = len(lines) * width * plan.src_md.dtype.bits // 8
+    held = f"the block holds {len(lines)} source lines ({size} bytes)" if size > CPU_LINES else ""
     return dict(common, work=work, hint=hint, parts=parts, tiles=[], strided_src=strided_src,
-                line_width=width, lines=lines, line_lane=line_lane)
+                line_width=width, lines=lines, line_lane=line_lane, cpu_only=held)

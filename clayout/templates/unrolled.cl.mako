@@ -160,6 +160,10 @@ ${element(part)}\
 // clayout ${kind}: ${src_desc} -> ${dst_desc}
 // Each work-item ${work}.
 // Loops, outermost first: ${loops_comment}; in the block: ${block_comment}
+% if cpu_only:
+// A CPU kernel: ${cpu_only}, which a CPU keeps in its registers and L1 cache
+// (a GPU thread would spill them to scratch memory).
+% endif
 #pragma OPENCL FP_CONTRACT OFF
 ${helper_functions()}
 __kernel ${hint}void ${name}(__global const ${src_type} *restrict src,
