@@ -23,7 +23,8 @@ def replay_unrolled(plan: KernelPlan, k, local: int, groups) -> None:
     reads whole, then the block's elements in order, one load each (none
     in those lines; one a run consecutive in the source); runs of ``vec``
     all data (or padding) one store, else one each; into 4-bit elements a
-    pair's loads and values, then a byte. Offsets as for striped plans."""
+    pair's loads and values, then a byte. Offsets as for striped plans.
+    A run transpose's work-items move tiles (``_replay_tiles``)."""
     if plan.block:
         _replay_tiles(plan, k, local, groups)
         return
@@ -91,6 +92,7 @@ def _replay_tiles(plan: KernelPlan, k, local: int, groups) -> None:
     b, levels = plan.block, plan.levels
     loops = item_loops(plan)
     _, s_first, d_first = next(block_elements(plan))
+    k.invariant = set()
     for g in groups:
         k.group = g
         for lane in range(local):

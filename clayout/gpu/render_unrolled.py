@@ -221,11 +221,14 @@ def unrolled_values(plan: KernelPlan, c, dst_type: str) -> dict:
     if plan.block:  # a run transpose: tiles, no parts
         rows, columns = run_tables(plan)
         b = plan.block
-        tiles = [RunTile(tuple(rows[a + k] + c for k in range(b)),
-                         tuple(columns[c + j] + a for j in range(b)))
-                 for c in range(0, len(columns), b) for a in range(0, len(rows), b)]
+        # Tile (m, r): columns m.. of the source's run, rows r.. of the
+        # destination's; the source's run outermost.
+        tiles = [RunTile(tuple(rows[r + k] + m for k in range(b)),
+                         tuple(columns[m + j] + r for j in range(b)))
+                 for m in range(0, len(columns), b) for r in range(0, len(rows), b)]
         # (NVIDIA's compiler spilled f32 -> bf16's 16 converted rows of 16: make ptx)
-        held = "" if any(conversion(plan)) else (
+        bit_copy, saturate_only = conversion(plan)
+        held = "" if bit_copy or saturate_only else (
             f"each tile holds {b} converted rows of {b} elements until it stores them")
         return dict(common, tiles=tiles, parts=[], strided_src=False, line_width=0, lines=[],
                     cpu_only=held,
