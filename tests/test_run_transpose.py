@@ -133,6 +133,44 @@ def test_the_tiles_are_whole_vectors_at_constant_offsets():
     assert plan.work_group == 256 // (8 * CPU_PROFILE.compute_units)
 
 
+@pytest.mark.parametrize("dims, s_tag, d_tag, ddt, typed", [
+    ((64, 48, 3, 3), "oihw", "OIhw16i16o", "bf16", True),    # columns 16 apart
+    ((48, 20, 3, 3), "OIhw16i16o", "oihw", "s8", True),      # tiles of 4, o 180 apart
+    ((64, 48, 3, 3), "oihw", "OIhw16i16o", "f32", False),    # 4-byte elements store whole
+])
+def test_narrow_columns_store_typed_where_every_one_is_aligned(dims, s_tag, d_tag, ddt, typed):
+    """PoCL splits vstore16 of 2-byte elements into 16 stores: a typed store
+    where the plan proves every column starts on its size."""
+    problem = Problem("reorder", cly.MemoryDesc(dims, "f32", tag=s_tag),
+                      cly.MemoryDesc(dims, ddt, tag=d_tag))
+    plan = plan_kernel(problem, CPU_PROFILE)
+    code = render_kernel(plan)
+    assert plan.shape == "run_transpose" and plan.typed_store == typed
+    assert ("vstore" not in code) == typed and ("*(__global" in code) == typed
+
+
+def test_a_column_off_its_size_stores_untyped_and_exact(cpu_engine):
+    """Into the first 32 input channels of an oihw bf16 tensor of 33: the
+    columns (o) lie 297 elements apart, so the stores stay vstore16 (the
+    rest of the offset, the outer steps 4752 and 144, would allow typed)."""
+    dims = (48, 32, 3, 3)
+    values = sample_values("f32", dims, np.random.default_rng(5), specials=False)
+    src_md, src = src_memory(cpu_engine, dims, "f32", "OIhw16i16o", values)
+    parent = cly.MemoryDesc((48, 33, 3, 3), "bf16", tag="oihw")
+    dst = prefilled(parent, cpu_engine)
+    sub = parent.submemory(dims, (0, 0, 0, 0))
+    primitive = cly.Reorder(src_md, sub, engine=cpu_engine)
+    stream = cly.Stream(cpu_engine)
+    primitive.execute(stream, src, cly.Memory(sub, cpu_engine, buffer=dst))
+    stream.wait()
+    plan = primitive._implementation.plan
+    assert plan.shape == "run_transpose" and not plan.typed_store
+    raw = dst.raw().view(np.uint16).reshape(48, 33, 3, 3)
+    want, _ = ref_reorder(values, "f32", "bf16")
+    assert_same(raw[:, :32].copy().view(want.dtype), want, src=values)
+    assert (raw[:, 32] == 0xABAB).all()  # (the channel outside stays as it was)
+
+
 def test_a_block_past_its_bound_is_left_to_the_unrolled_shape():
     """The block holds both runs whole: 16 x 144 elements fit 16 x
     Tuning.unroll_elements (4096), not 16 x 128 (2048)."""

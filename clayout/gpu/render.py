@@ -117,7 +117,7 @@ def render_kernel(plan: KernelPlan, kernel_name: str | None = None) -> str:
     if plan.unrolled:
         values = _values(plan, kernel_name, c)
         return render_template(
-            "unrolled.cl.mako", **values, **unrolled_values(plan, c, values["dst_type"]),
+            "unrolled.cl.mako", **{**values, **unrolled_values(plan, c, values["dst_type"])},
             block_comment=" ".join(_level_text(plan.levels[j]) for j in plan.unrolled),
             slice_index={arg.name: _slice_index(c, arg, dst.dims) for arg in plan.args
                          if arg.per_slice}, lane_args={})

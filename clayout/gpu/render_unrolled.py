@@ -231,7 +231,7 @@ def unrolled_values(plan: KernelPlan, c, dst_type: str) -> dict:
         held = "" if bit_copy or saturate_only else (
             f"each tile holds {b} converted rows of {b} elements until it stores them")
         return dict(common, tiles=tiles, parts=[], strided_src=False, line_width=0, lines=[],
-                    cpu_only=held,
+                    cpu_only=held, typed_store=plan.typed_store,
                     line_lane={}, hint=f"__attribute__((vec_type_hint({dst_type}{b}))) ",
                     work=f"transposes {len(tiles)} tiles of {b}x{b} in registers, a run of "
                          f"{len(columns)} source elements by one of {len(rows)} destination "
