@@ -32,6 +32,10 @@ MOVES = [
     ((2, 32, 48, 3, 3), "goihw", "gOIhw16i16o", 16),
     ((40, 20, 3, 3), "OIhw16i16o", "oihw", 4),       # a padded source: 40 and 20 of 48 and 32
     ((32, 48, 5, 5), "oihw", "OIhw16i16o", 8),       # 16 x 400 past the bound: 8 x 200
+    # rows overlapping in the source: i (or o) steps 9, hw holds 9
+    ((64, 48, 3, 3), "oihw", "IOhw16o16i", 16),
+    ((48, 64, 3, 3), "iohw", "OIhw16i16o", 16),
+    ((64, 48, 3), "oiw", "IOw16o16i", 16),           # e = 3: rows 11-15 cut short
 ]
 
 
@@ -75,6 +79,8 @@ CONVERSIONS = [
     ((64, 48, 3, 3), "oihw", "f32", "OIhw16i16o", "s8", 0.5),
     ((64, 48, 3, 3), "oihw", "s32", "OIhw8i8o", "u8", None),
     ((64, 48, 3, 3), "oihw", "f16", "OIhw16i16o", "f16", None),
+    ((64, 48, 3, 3), "oihw", "bf16", "IOhw16o16i", "bf16", None),   # overlapping rows
+    ((48, 64, 3, 3), "iohw", "s8", "OIhw16i16o", "s8", None),
 ]
 
 
@@ -100,6 +106,12 @@ def test_weights_convert_as_the_reference_says(cpu_engine, case):
     ((64, 48, 3, 3), "oihw", "f32", "OIhw16i16o", "f32", "per-channel"),
     # per-group scales: a dim outside both runs, but the tiles take none
     ((2, 32, 48, 3, 3), "goihw", "f32", "gOIhw16i16o", "f32", "per-group"),
+    # overlapping rows, converted: the rows cut short would need each
+    # type's own partial load
+    ((64, 48, 3, 3), "oihw", "f32", "IOhw16o16i", "bf16", None),
+    # hw of 5x5 (25) holds more than a tile's 16, 3x3 (9) more than 8
+    ((64, 48, 5, 5), "oihw", "f32", "IOhw16o16i", "f32", None),
+    ((64, 48, 3, 3), "oihw", "f32", "IOhw8o8i", "f32", None),
     # a sum reads the old destination
     ((64, 48, 3, 3), "oihw", "f32", "OIhw16i16o", "f32", "sum"),
 ])
@@ -169,6 +181,32 @@ def test_a_column_off_its_size_stores_untyped_and_exact(cpu_engine):
     want, _ = ref_reorder(values, "f32", "bf16")
     assert_same(raw[:, :32].copy().view(want.dtype), want, src=values)
     assert (raw[:, 32] == 0xABAB).all()  # (the channel outside stays as it was)
+
+
+def test_overlapping_rows_read_no_element_past_the_block():
+    """oihw -> IOhw16o16i: each row i loads 16 floats from i x 9, the next
+    row's first 7 with its own 9; the last row loads its 9 as 8 + 1, so
+    the block's last load ends on its last element (the buffer's, at the
+    last block). oiw (3 a row): rows 11-15 load 2 + 1."""
+    for dims, s_tag, d_tag, short in (((64, 48, 3, 3), "oihw", "IOhw16o16i", 1),
+                                      ((64, 48, 3), "oiw", "IOw16o16i", 5)):
+        problem = Problem("reorder", cly.MemoryDesc(dims, "f32", tag=s_tag),
+                          cly.MemoryDesc(dims, "f32", tag=d_tag))
+        plan = plan_kernel(problem, CPU_PROFILE)
+        code = render_kernel(plan)
+        e = dims[2] * (dims[3] if len(dims) > 3 else 1)
+        assert plan.shape == "run_transpose" and plan.item_elements == 16 * e
+        assert code.count("vload16(0, src + s_off)") == 16 - short
+        assert code.count("(cut short") == short and code.count("vstore16(") == e
+        ends = []  # (each load's last element + 1, from the block's first)
+        for block in code.split("const uint s_off = s_base + ")[1:]:
+            row = int(block[:block.index("u;")])
+            body = block[:block.index("}")]
+            ends += [row + 16] if "vload16(0, src + s_off)" in body else []
+            ends += [row + int(at) + int(n) for n, at in
+                     re.findall(r"vload(\d+)\(0, src \+ s_off \+ (\d+)u\)", body)]
+            ends += [row + int(at) + 1 for at in re.findall(r"src\[s_off \+ (\d+)u\]", body)]
+        assert max(ends) == 16 * e
 
 
 def test_a_block_past_its_bound_is_left_to_the_unrolled_shape():

@@ -7,7 +7,8 @@ import itertools
 
 from .plan_types import KernelPlan, item_loops
 from .plan_run_transpose import run_tables
-from .render_unrolled import block_elements, block_lines, consecutive, data_runs
+from .render_unrolled import (block_elements, block_lines, consecutive, data_runs,
+                              row_pieces)
 
 
 def item_indices(loops, count: int, item: int) -> list:
@@ -92,6 +93,7 @@ def _replay_tiles(plan: KernelPlan, k, local: int, groups) -> None:
     b, levels = plan.block, plan.levels
     loops = item_loops(plan)
     _, s_first, d_first = next(block_elements(plan))
+    span, kept = len(rows) * len(columns), min(b, len(columns))
     k.invariant = set()
     for g in groups:
         k.group = g
@@ -110,8 +112,10 @@ def _replay_tiles(plan: KernelPlan, k, local: int, groups) -> None:
                 tiles = [(c, r) for c in range(0, len(columns), b) for r in range(0, len(rows), b)]
                 for n, (c, r) in enumerate(tiles):
                     for row in range(b):
-                        k.load_src(s_base + rows[r + row] + c, b, (n, row))
+                        start = rows[r + row] + c
+                        for at, size in row_pieces(b, len(columns), start, span):
+                            k.load_src(s_base + start + at, size, (n, row, at))
                         if not (k.bit_copy or k.saturate_only):
                             k.attributes(i, b, None, (n, row))
-                    for column in range(b):
+                    for column in range(kept):
                         k.store_dst(d_base + columns[c + column] + r, b, (n, column))

@@ -46,7 +46,7 @@ def plan_run_transpose(loops) -> KernelPlan | None:
     sizes = tuning.byte_block_sizes if dst_md.dtype.bits == 8 else tuning.block_sizes
     for b in sizes:
         found = _runs(src_md, split_at_source_blocks(list(loops.levels), src_md),
-                      loops.special, b, 16 * tuning.unroll_elements)
+                      loops.special, b, 16 * tuning.unroll_elements, problem.moves_bits)
         if found is None:
             continue
         levels, unrolled = found
@@ -88,11 +88,12 @@ def _typed_store(plan: KernelPlan, columns, profile) -> bool:
     return all(x % b == 0 for x in [dst_const, *steps, *columns])
 
 
-def _runs(src, levels, special, b: int, most: int):
+def _runs(src, levels, special, b: int, most: int, overlap: bool):
     """(levels, the block's level indices) for tiles of ``b``: the source's
     run from the loop it steps by one, the destination's from its innermost
     loop (a loop split where a part of it completes a multiple of b), or
-    None."""
+    None. With ``overlap`` (bit copies), where the source's run reaches the
+    innermost loop before b, ``_overlapped``'s."""
     levels = list(levels)
     inner = levels[-1]
     if inner.dst_stride != 1 or source_step(src, inner) == 1:
@@ -100,16 +101,45 @@ def _runs(src, levels, special, b: int, most: int):
     start = next((lv for lv in levels[:-1] if source_step(src, lv) == 1), None)
     if start is None:
         return None
-    columns = _chain(levels, start, lambda lv: source_step(src, lv), b, special, ())
-    if columns is None:
-        return None
-    rows = _chain(levels, levels[-1], lambda lv: lv.dst_stride, b, special, columns)
+    found = list(levels)
+    columns = _chain(found, start, lambda lv: source_step(src, lv), b, special, ())
+    rows = None if columns is None else _chain(found, found[-1], lambda lv: lv.dst_stride, b,
+                                               special, columns)
+    if rows is not None:
+        levels = found
+    elif overlap:
+        rows, columns = _overlapped(src, levels, special, b) or (None, None)
     if rows is None:
         return None
     block = rows + columns
     if math.prod(lv.extent for lv in block) > most or len(block) == len(levels):
         return None
     return levels, tuple(j for j, lv in enumerate(levels) if any(lv is x for x in block))
+
+
+def _overlapped(src, levels: list, special, b: int):
+    """(rows, columns) where the destination's innermost loop steps the
+    source by e < b, and the loops chained by source step from 1 fill
+    exactly e (oihw -> IOhw16o16i: i steps 9, hw holds 9): each of b rows
+    (b steps of that loop) reads b elements from its start, the next rows'
+    first elements with them, and the tile keeps e of its columns; rows
+    whose b elements would pass the block's b x e read e. ``levels`` is
+    changed in place where the innermost loop is split. None where not."""
+    inner = levels[-1]
+    e = source_step(src, inner)
+    if not 1 < e < b or inner.extent % b or set(inner.dims) & set(special):
+        return None
+    columns, length = [], 1
+    while length < e:
+        level = next((lv for lv in levels[:-1] if source_step(src, lv) == length
+                      and not any(lv is x for x in columns)), None)
+        if level is None or set(level.dims) & set(special) or e % (length * level.extent):
+            return None
+        columns.append(level)
+        length *= level.extent
+    if inner.extent > b:
+        levels[-1:] = inner.split(b)
+    return [levels[-1]], columns
 
 
 def _chain(levels: list, start, step, b: int, special, taken):

@@ -44,10 +44,13 @@ class Pair:
 class RunTile:
     """A BxB tile of a run transpose (gpu/plan_run_transpose.py): the
     source offset of each of its rows and the destination offset of each
-    of its columns, from the bases."""
+    of its columns, from the bases (fewer than B columns where the rows
+    overlap: those it keeps); each row's loads, (offset in the row, n)
+    each: one of B elements, or the pieces of a row cut short."""
 
     src: tuple
     dst: tuple
+    pieces: tuple
 
 
 @dataclass(frozen=True)
@@ -184,6 +187,23 @@ def data_runs(plan: KernelPlan, elements=None) -> list[int]:
                    for local, _, _ in elements[k:k + plan.vec] for d in padded)]
 
 
+def row_pieces(b: int, kept: int, start: int, span: int) -> tuple:
+    """The loads of a tile's row of ``b`` elements from source offset
+    ``start``: one of b, except where the rows overlap (``kept`` < b
+    columns, a block of ``span`` consecutive source elements) and b would
+    pass the block: then the kept columns alone, in pieces of powers of
+    two (9 as 8 + 1), so that no load passes the block (nor the buffer,
+    at the last block)."""
+    if kept >= b or start + b <= span:
+        return ((0, b),)
+    pieces, at = [], 0
+    for n in (8, 4, 2, 1):
+        while kept - at >= n:
+            pieces.append((at, n))
+            at += n
+    return tuple(pieces)
+
+
 def consecutive(offsets) -> bool:
     """Whether the offsets follow one another (one vector load)."""
     return all(b == a + 1 for a, b in zip(offsets, offsets[1:]))
@@ -223,8 +243,11 @@ def unrolled_values(plan: KernelPlan, c, dst_type: str) -> dict:
         b = plan.block
         # Tile (m, r): columns m.. of the source's run, rows r.. of the
         # destination's; the source's run outermost.
+        span = len(rows) * len(columns)  # (the block's source elements)
         tiles = [RunTile(tuple(rows[r + k] + m for k in range(b)),
-                         tuple(columns[m + j] + r for j in range(b)))
+                         tuple(columns[m + j] + r for j in range(min(b, len(columns)))),
+                         tuple(row_pieces(b, len(columns), rows[r + k] + m, span)
+                               for k in range(b)))
                  for m in range(0, len(columns), b) for r in range(0, len(rows), b)]
         # (NVIDIA's compiler spilled f32 -> bf16's 16 converted rows of 16: make ptx)
         bit_copy, saturate_only = conversion(plan)
@@ -233,9 +256,10 @@ def unrolled_values(plan: KernelPlan, c, dst_type: str) -> dict:
         return dict(common, tiles=tiles, parts=[], strided_src=False, line_width=0, lines=[],
                     cpu_only=held, typed_store=plan.typed_store,
                     line_lane={}, hint=f"__attribute__((vec_type_hint({dst_type}{b}))) ",
-                    work=f"transposes {len(tiles)} tiles of {b}x{b} in registers, a run of "
-                         f"{len(columns)} source elements by one of {len(rows)} destination "
-                         f"elements")
+                    work=f"transposes {len(tiles)} tile{'s' if len(tiles) > 1 else ''} of {b}x{b} "
+                         f"in registers, a run of {len(columns)} source elements by one of "
+                         f"{len(rows)} destination elements"
+                         + (", rows overlapping in the source" if len(columns) < b else ""))
     work = f"moves a block of {plan.item_elements} elements at constant offsets"
     if plan.dst_md.dtype.packed:
         work += ", two to a byte"

@@ -69,7 +69,7 @@ ${out[i + block // 2]} = ${zipped(range(lanes // 2, lanes))};
 %   endfor
 <% rows, unit = out, unit * 2 %>\
 % endwhile
-% for j in range(block):
-${vector_store(dst_dt, rows[int(format(j, f"0{bits}b")[::-1], 2)], offsets[j], block)}\
+% for j, offset in enumerate(offsets):
+${vector_store(dst_dt, rows[int(format(j, f"0{bits}b")[::-1], 2)], offset, block)}\
 % endfor
 </%def>\

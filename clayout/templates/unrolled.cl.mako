@@ -129,6 +129,12 @@ ${indent(capture(store, dst_dt, f"d_base + {lit(r.dst)}", "x", n), 4)}\
 % for k, offset in enumerate(t.src):
     {
         const ${idx} s_off = s_base + ${lit(offset)};
+%   if t.pieces[k][0][1] < b:
+        // (cut short: only the kept columns, no load past the block)
+        r${k} = (${dst_type}${b})(${", ".join([f"vload{n}(0, src + s_off + {lit(o)})" if n > 1 else f"src[s_off + {lit(o)}]" for o, n in t.pieces[k]] + ["0"] * (b - sum(n for _, n in t.pieces[k])))});
+    }
+<% continue %>\
+%   endif
 %   if not bit_copy and not saturate_only:
         ${ct}${b} x = ${load(src_dt, "src", "s_off", b)};
 ${indent(capture(apply_attributes, b, None), 8)}\
