@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from .plan_common import (chunks, heavy_work_group, offset_bound, source_order, source_step,
+from .plan_common import (chunks, heavy_work_group, offset_bound, source_step,
                           split_at_source_blocks)
 from .plan_cpu import transposes_in_registers
 from .plan_types import KernelPlan, constant_offsets, dim_offset
@@ -57,8 +57,11 @@ def plan_run_transpose(loops) -> KernelPlan | None:
         items = math.prod(levels[j].extent for j in outer)
         if items < profile.compute_units:
             continue
-        first = source_order(src_md, levels, outer)[0]
-        fastest = (first,) + tuple(j for j in reversed(outer) if j != first)
+        # Work-items in the destination's order: neighbours store next to
+        # each other (oihw -> IOhw16o16i on Intel's runtime: 0.058 ms, against
+        # 0.083 reading next to each other; PoCL level, weights whose runs
+        # do not overlap the same either way).
+        fastest = tuple(sorted(outer, key=lambda j: levels[j].dst_stride))
         size = math.prod(levels[j].extent for j in unrolled)
         plan = KernelPlan(levels=tuple(levels), vec=b, block=b, items=items,
                           chunks=chunks(items, profile),
