@@ -134,10 +134,12 @@ def block_parts(plan: KernelPlan, c) -> list:
 #: of copy against 0.88-1.01 (blocked shuffles the same, 0.37-0.48).
 LINE_BYTES = 32
 
-#: Blocks that hold more bytes of source lines than this are meant for CPUs
-#: (34 lines of 32 bytes compiled without spills for NVIDIA and AMD GPUs,
-#: 68 did not).
-CPU_LINES = 2048
+#: Blocks that hold more source elements in lines than this are meant for
+#: CPUs: a GPU thread has 255 registers of 32 bits, one an element even of
+#: 2 bytes. NVIDIA's compiler kept nChw16c's 34 lines of 8 floats (272)
+#: without spills, and spilled 296 bytes of an f16 shuffle's 20 lines of
+#: 16 (320), 1120 of nChw8c's 68 lines of 8 floats (make ptx).
+CPU_LINE_ELEMENTS = 288
 
 
 def source_lines(runs, element_bytes: int) -> tuple[int, dict]:
@@ -282,9 +284,7 @@ def unrolled_values(plan: KernelPlan, c, dst_type: str) -> dict:
     strided_src = not helper_read and any(
         p.kind == "run" and not p.padding and not p.consecutive
         and any(o not in line_lane for o in p.src) for p in parts)
-    # (a blocked shuffle's 68 lines of 32 bytes, nChw8c C=272 two pixels a
-    # block, spilled 1120 bytes on NVIDIA's compiler: make ptx)
-    size = len(lines) * width * plan.src_md.dtype.bits // 8
-    held = f"the block holds {len(lines)} source lines ({size} bytes)" if size > CPU_LINES else ""
+    held = (f"the block holds {len(lines)} source lines of {width} elements"
+            if len(lines) * width > CPU_LINE_ELEMENTS else "")
     return dict(common, work=work, hint=hint, parts=parts, tiles=[], strided_src=strided_src,
                 line_width=width, lines=lines, line_lane=line_lane, cpu_only=held)
