@@ -131,19 +131,22 @@ ${indent(capture(store, dst_dt, f"d_base + {lit(r.dst)}", "x", n), 4)}\
         const ${idx} s_off = s_base + ${lit(offset)};
 %   if t.pieces[k][0][1] < b:
         // (cut short: only the kept columns, no load past the block)
-        r${k} = (${dst_type}${b})(${", ".join([f"vload{n}(0, src + s_off + {lit(o)})" if n > 1 else f"src[s_off + {lit(o)}]" for o, n in t.pieces[k]] + ["0"] * (b - sum(n for _, n in t.pieces[k])))});
-    }
-<% continue %>\
-%   endif
-%   if not bit_copy and not saturate_only:
+        r${k} = (${dst_type}${b})(${short_row(t.pieces[k], b)});
+%   else:
+%     if not bit_copy and not saturate_only:
         ${ct}${b} x = ${load(src_dt, "src", "s_off", b)};
 ${indent(capture(apply_attributes, b, None), 8)}\
-%   endif
+%     endif
         r${k} = ${row_value(b)};
+%   endif
     }
 % endfor
 ${indent(capture(transpose_rows, f"{dst_type}{b}", [f"d_base + {lit(o)}" for o in t.dst]), 4)}\
 }
+</%def>\
+<%def name="short_row(pieces, b)">\
+## A row's kept elements in pieces of powers of two, the rest zeros.
+${", ".join([f"vload{n}(0, src + s_off + {lit(o)})" if n > 1 else f"src[s_off + {lit(o)}]" for o, n in pieces] + ["0"] * (b - sum(n for _, n in pieces)))}\
 </%def>\
 <%def name="block()">\
 ${decompose()}\
